@@ -1,0 +1,64 @@
+# Parallel MCMC with JAX: `make book` builds the website, `make test` runs every test.
+# Both create the Python environment (.venv) and the offline web assets (node_modules)
+# when they are missing or older than the files that pin them.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+LAB    := .venv-lab
+ASSETS := node_modules/.installed
+JB_FLAGS ?= -W -n --keep-going
+PYTEST_ARGS ?=
+
+.PHONY: book test lab clean distclean pins env
+
+env: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	@touch $@
+
+$(ASSETS): package.json package-lock.json
+	@command -v npm >/dev/null || { echo "npm is missing: install Node.js (apt-get install nodejs npm)"; exit 1; }
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# The execution cache only hashes the notebooks: clear it when the helper package changes.
+book: $(STAMP) $(ASSETS)
+	@mkdir -p _build
+	@if [ ! -e _build/.src-stamp ] || [ -n "$$(find src -newer _build/.src-stamp -type f | head -n 1)" ]; then \
+		echo "src/ changed: executing every notebook again"; rm -rf _build/.jupyter_cache; fi
+	$(VENV)/bin/jupyter-book build . --path-output . $(JB_FLAGS)
+	@touch _build/.src-stamp
+	@echo "Open _build/html/index.html"
+
+test: $(STAMP) $(ASSETS)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+$(LAB)/.installed: requirements-lab.txt requirements.txt
+	@test -x $(LAB)/bin/python || $(PYTHON) -m venv $(LAB)
+	$(LAB)/bin/python -m pip install --quiet --upgrade pip
+	$(LAB)/bin/python -m pip install --quiet -r requirements-lab.txt
+	@mkdir -p $(LAB)/share/jupyter/lab/settings
+	cp lab-overrides.json $(LAB)/share/jupyter/lab/settings/overrides.json
+	@touch $@
+
+lab: $(LAB)/.installed
+	$(LAB)/bin/jupyter lab chapters
+
+# Re-pin requirements.txt from requirements.in in a throw-away environment.
+pins:
+	rm -rf _build/pins-venv && $(PYTHON) -m venv _build/pins-venv
+	_build/pins-venv/bin/pip install --quiet -r requirements.in
+	{ sed -n '1,3p' requirements.txt; _build/pins-venv/bin/pip freeze --exclude-editable; echo "-e ."; } > requirements.txt.new
+	mv requirements.txt.new requirements.txt && rm -rf _build/pins-venv
+
+clean:
+	rm -rf _build .pytest_cache
+	find . -name '.ipynb_checkpoints' -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV) $(LAB) node_modules

@@ -1,0 +1,120 @@
+"""Choose how many devices JAX sees, and report what it sees.
+
+On a CPU, JAX shows one device unless told otherwise before its backend
+starts. :func:`use_cpu_devices` asks for ``n`` host devices and must run before
+the first JAX operation, which is why every chapter calls it in its first cell.
+"""
+
+from __future__ import annotations
+
+import os
+import platform as _platform
+from dataclasses import dataclass, field
+
+import psutil
+
+__all__ = [
+    "DeviceSetupError",
+    "DeviceReport",
+    "backend_started",
+    "use_cpu_devices",
+    "device_report",
+    "physical_cores",
+]
+
+#: Set this environment variable to ``gpu`` or ``tpu`` to let the chapters run
+#: on an accelerator instead of forced CPU devices.
+PLATFORM_ENV = "PARALLEL_MCMC_PLATFORM"
+
+
+class DeviceSetupError(RuntimeError):
+    """The device count could not be set the way it was asked for."""
+
+
+def backend_started() -> bool:
+    """True once JAX has started a backend (after its first operation)."""
+    from jax._src import xla_bridge
+
+    return bool(xla_bridge.backends_are_initialized())
+
+
+def physical_cores() -> int:
+    """Number of physical CPU cores (logical cores if that cannot be told)."""
+    return psutil.cpu_count(logical=False) or os.cpu_count() or 1
+
+
+def use_cpu_devices(n: int) -> int:
+    """Make JAX show ``n`` CPU devices; call it before any JAX operation.
+
+    The ``n`` devices are slices of one machine: they share its cores and
+    memory. By default JAX is also told to use only its CPU backend, so that a
+    chapter behaves the same on a laptop and on a GPU machine. Set the
+    environment variable ``PARALLEL_MCMC_PLATFORM`` (for example to ``gpu``)
+    to keep an accelerator instead; ``n`` is then ignored.
+
+    Calling it again with the same ``n`` after JAX has started is harmless
+    (re-running a notebook's first cell). Returns the number of devices JAX
+    will show on the CPU.
+    """
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"n must be a whole number of devices, got {n!r} ({type(n).__name__}).")
+    if n < 1:
+        raise ValueError(f"n must be at least 1 device, got {n}.")
+
+    import jax
+
+    wanted_platform = os.environ.get(PLATFORM_ENV, "").strip().lower()
+    if backend_started():
+        current = jax.device_count()
+        if wanted_platform or (jax.default_backend() == "cpu" and current == n):
+            return current
+        raise DeviceSetupError(
+            f"JAX has already started with {current} {jax.default_backend()} device(s), so it can no "
+            f"longer be given {n}. Restart the kernel (or the Python process) and call "
+            f"use_cpu_devices({n}) first, before any other JAX operation."
+        )
+    if wanted_platform:
+        jax.config.update("jax_platforms", wanted_platform)
+        return n
+    jax.config.update("jax_platforms", "cpu")
+    jax.config.update("jax_num_cpu_devices", n)
+    return n
+
+
+@dataclass(frozen=True)
+class DeviceReport:
+    """What JAX runs on: platform, devices and the machine's cores."""
+
+    platform: str
+    device_count: int
+    devices: tuple[str, ...]
+    physical_cores: int
+    logical_cores: int
+    jax_version: str
+    machine: str = field(default_factory=_platform.machine)
+
+    def __str__(self) -> str:
+        shown = ", ".join(self.devices[:8]) + (", ..." if len(self.devices) > 8 else "")
+        return (
+            f"platform : {self.platform} ({self.device_count} device(s): {shown})\n"
+            f"cores    : {self.physical_cores} physical, {self.logical_cores} logical ({self.machine})\n"
+            f"jax      : {self.jax_version}"
+        )
+
+    def _repr_pretty_(self, printer, cycle) -> None:  # IPython display
+        printer.text(str(self))
+
+
+def device_report() -> DeviceReport:
+    """Describe the devices JAX uses (this starts the JAX backend)."""
+    import jax
+
+    devices = jax.devices()
+    return DeviceReport(
+        platform=jax.default_backend(),
+        device_count=len(devices),
+        devices=tuple(str(d) for d in devices),
+        physical_cores=physical_cores(),
+        logical_cores=psutil.cpu_count(logical=True) or 1,
+        jax_version=jax.__version__,
+    )

@@ -1,0 +1,142 @@
+"""Time JAX code fairly: compilation left out, every output waited for.
+
+JAX dispatches work asynchronously and compiles a jitted function on its first
+call. :func:`time_call` therefore calls once (or more) to warm up, then times
+``repeats`` calls, each ended by :func:`jax.block_until_ready` on the whole
+output pytree, and keeps every repeat so the spread can be shown.
+:class:`Speedup` puts a measured speedup beside the ideal it should approach.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+__all__ = ["Timing", "Speedup", "time_call", "speedup"]
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Wall-clock times of repeated calls, in seconds, compilation excluded.
+
+    ``first_call`` is the time of the first warm-up call, which includes
+    tracing and compilation for a jitted function.
+    """
+
+    label: str
+    times: tuple[float, ...]
+    first_call: float
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    @property
+    def best(self) -> float:
+        return min(self.times)
+
+    @property
+    def spread(self) -> float:
+        """Largest minus smallest repeat, in seconds."""
+        return max(self.times) - min(self.times)
+
+    @property
+    def compile_estimate(self) -> float:
+        """First call minus a typical call: roughly the compilation time."""
+        return max(self.first_call - self.median, 0.0)
+
+    def __str__(self) -> str:
+        return (
+            f"{self.label}: median {_fmt(self.median)} over {len(self.times)} runs "
+            f"(spread {_fmt(self.spread)}; first call {_fmt(self.first_call)})"
+        )
+
+
+def _fmt(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds * 1e6:.0f} µs"
+
+
+def _block(out: Any) -> Any:
+    import jax
+
+    return jax.block_until_ready(out)
+
+
+def time_call(
+    fn: Callable[..., Any],
+    *args: Any,
+    repeats: int = 5,
+    warmup: int = 1,
+    label: str | None = None,
+    **kwargs: Any,
+) -> Timing:
+    """Time ``fn(*args, **kwargs)`` with compilation left out.
+
+    The function is called ``warmup`` times first (the first of these
+    compiles it), then ``repeats`` times; every call waits for all arrays in
+    its output, whatever the pytree. Returns a :class:`Timing`.
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}; pass the function itself, not its result.")
+    for name, value, least in (("repeats", repeats, 1), ("warmup", warmup, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError(f"{name} must be a whole number >= {least}, got {value!r}.")
+    first = None
+    for _ in range(warmup):
+        start = time.perf_counter()
+        _block(fn(*args, **kwargs))
+        elapsed = time.perf_counter() - start
+        first = elapsed if first is None else first
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        _block(fn(*args, **kwargs))
+        times.append(time.perf_counter() - start)
+    return Timing(label=label or getattr(fn, "__name__", "call"), times=tuple(times), first_call=float(first))
+
+
+@dataclass(frozen=True)
+class Speedup:
+    """A measured speedup of ``candidate`` over ``baseline`` next to its ideal."""
+
+    baseline: Timing
+    candidate: Timing
+    ideal: float
+    ideal_reason: str = ""
+
+    @property
+    def measured(self) -> float:
+        """Baseline median time over candidate median time."""
+        return self.baseline.median / self.candidate.median
+
+    @property
+    def efficiency(self) -> float:
+        """Measured over ideal speedup: 1.0 means the ideal was reached."""
+        return self.measured / self.ideal
+
+    def __str__(self) -> str:
+        why = f" ({self.ideal_reason})" if self.ideal_reason else ""
+        return (
+            f"{self.candidate.label} vs {self.baseline.label}: {self.measured:.2f}x measured, "
+            f"{self.ideal:.2f}x ideal{why}, efficiency {self.efficiency:.0%}"
+        )
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(str(self))
+
+
+def speedup(baseline: Timing, candidate: Timing, ideal: float, ideal_reason: str = "") -> Speedup:
+    """Build a :class:`Speedup`, checking that its parts make sense."""
+    for name, t in (("baseline", baseline), ("candidate", candidate)):
+        if not isinstance(t, Timing):
+            raise TypeError(f"{name} must be a Timing from time_call(), got {type(t).__name__}.")
+    if not ideal > 0:
+        raise ValueError(f"ideal must be a positive speedup (for example the device count), got {ideal!r}.")
+    return Speedup(baseline=baseline, candidate=candidate, ideal=float(ideal), ideal_reason=ideal_reason)
+
