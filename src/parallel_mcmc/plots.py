@@ -1,0 +1,73 @@
+"""Plots that recur in the book: measured speedups beside their ideals."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .timing import Speedup
+
+__all__ = ["plot_speedups", "plot_scaling"]
+
+
+def plot_speedups(records: Sequence[Speedup], ax=None, title: str | None = None):
+    """Bar chart of measured speedups with the ideal of each drawn beside it.
+
+    ``records`` are :class:`~parallel_mcmc.timing.Speedup` objects; each bar
+    is labelled with the candidate's label. Returns the matplotlib axes.
+    """
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    records = list(records)
+    if not records:
+        raise ValueError("records is empty: pass at least one Speedup from timing.speedup().")
+    if not all(isinstance(r, Speedup) for r in records):
+        raise TypeError("records must be Speedup objects made with timing.speedup().")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.6 + 1.3 * len(records), 3.2))
+    x = np.arange(len(records))
+    ax.bar(x - 0.2, [r.measured for r in records], width=0.4, label="measured")
+    ax.bar(x + 0.2, [r.ideal for r in records], width=0.4, label="ideal", color="lightgray", edgecolor="gray")
+    for xi, r in zip(x, records):
+        ax.annotate(f"{r.measured:.2f}x", (xi - 0.2, r.measured), ha="center", va="bottom", fontsize=8)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(x, [r.candidate.label for r in records], rotation=15)
+    ax.set_ylabel(f"speedup over {records[0].baseline.label}")
+    ax.legend(frameon=False)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def plot_scaling(
+    counts: Sequence[int],
+    seconds: Sequence[float],
+    ideal_seconds: Sequence[float],
+    ax=None,
+    xlabel: str = "devices",
+    title: str | None = None,
+):
+    """Measured time against a count (devices, workers), with the ideal time as a line.
+
+    Returns the matplotlib axes.
+    """
+    import matplotlib.pyplot as plt
+
+    if not (len(counts) == len(seconds) == len(ideal_seconds)) or not counts:
+        raise ValueError(
+            f"counts, seconds and ideal_seconds must be non-empty and of equal length, "
+            f"got {len(counts)}, {len(seconds)} and {len(ideal_seconds)}."
+        )
+    if ax is None:
+        _, ax = plt.subplots(figsize=(4.5, 3.2))
+    ax.plot(counts, seconds, "o-", label="measured")
+    ax.plot(counts, ideal_seconds, "--", color="gray", label="ideal")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(list(counts), [str(c) for c in counts])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("seconds (median)")
+    ax.set_ylim(bottom=0)
+    ax.legend(frameon=False)
+    if title:
+        ax.set_title(title)
+    return ax
