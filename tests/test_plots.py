@@ -1,0 +1,37 @@
+"""parallel_mcmc.plots: speedup and scaling plots, and their input checks."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest
+
+from parallel_mcmc.plots import plot_scaling, plot_speedups
+from parallel_mcmc.timing import Timing, speedup
+
+
+def test_speedup_bars_show_measured_and_ideal():
+    base = Timing("1 device", (2.0,), first_call=2.0)
+    records = [speedup(base, Timing(f"{k} devices", (2.0 / k,), first_call=1.0), ideal=k) for k in (2, 4)]
+    ax = plot_speedups(records, title="t")
+    heights = sorted(round(p.get_height(), 6) for p in ax.patches)
+    assert heights == [2.0, 2.0, 4.0, 4.0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["2 devices", "4 devices"]
+
+
+def test_speedup_bars_reject_bad_input():
+    with pytest.raises(ValueError, match="empty"):
+        plot_speedups([])
+    with pytest.raises(TypeError, match="Speedup"):
+        plot_speedups([1.5])
+
+
+def test_scaling_plot_has_both_lines():
+    ax = plot_scaling([1, 2, 4], [4.0, 2.5, 2.0], [4.0, 2.0, 2.0])
+    measured, ideal = ax.get_lines()
+    assert list(measured.get_ydata()) == [4.0, 2.5, 2.0] and list(ideal.get_ydata()) == [4.0, 2.0, 2.0]
+
+
+def test_scaling_plot_rejects_mismatched_lengths():
+    with pytest.raises(ValueError, match="equal length"):
+        plot_scaling([1, 2], [1.0], [1.0, 0.5])

@@ -1,0 +1,73 @@
+"""parallel_mcmc.timing: compilation left out, outputs blocked on, speedups beside ideals."""
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from parallel_mcmc import timing
+from parallel_mcmc.timing import Timing, speedup, time_call
+
+
+def test_counts_warmup_and_repeats():
+    calls = []
+
+    def fn(x):
+        calls.append(x)
+        return x
+
+    t = time_call(fn, 1, repeats=4, warmup=2, label="counted")
+    assert len(calls) == 6
+    assert len(t.times) == 4 and t.label == "counted"
+    assert t.first_call >= 0 and t.median >= 0 and t.spread >= 0
+
+
+def test_blocks_on_every_output(monkeypatch):
+    blocked = []
+    monkeypatch.setattr(timing, "_block", lambda out: blocked.append(out))
+    out = {"a": jnp.ones(3), "b": (jnp.zeros(2), jnp.arange(4))}
+    time_call(lambda: out, repeats=2, warmup=1)
+    assert len(blocked) == 3 and all(b is out for b in blocked)
+
+
+def test_real_pytree_output_is_waited_for():
+    f = jax.jit(lambda x: {"sum": x.sum(), "parts": (x * 2, x - 1)})
+    t = time_call(f, jnp.arange(1000.0), repeats=3)
+    assert t.first_call > t.best  # the first call compiles
+    assert t.compile_estimate > 0
+
+
+def test_median_and_spread():
+    t = Timing("t", (3.0, 1.0, 2.0), first_call=10.0)
+    assert t.median == 2.0 and t.best == 1.0 and t.spread == 2.0 and t.compile_estimate == 8.0
+    assert "median 2.00 s over 3 runs" in str(t)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"repeats": 0}, "repeats"),
+    ({"warmup": 0}, "warmup"),
+    ({"repeats": 2.5}, "repeats"),
+])
+def test_rejects_bad_counts(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        time_call(lambda: 1, **kwargs)
+
+
+def test_rejects_a_result_instead_of_a_function():
+    with pytest.raises(TypeError, match="not its result"):
+        time_call(jnp.ones(3))
+
+
+def test_speedup_and_efficiency():
+    base = Timing("serial", (4.0, 4.0, 4.0), first_call=5.0)
+    fast = Timing("parallel", (2.0, 2.0, 2.0), first_call=3.0)
+    s = speedup(base, fast, ideal=4, ideal_reason="4 cores")
+    assert s.measured == 2.0 and s.ideal == 4.0 and s.efficiency == 0.5
+    assert "2.00x measured, 4.00x ideal (4 cores), efficiency 50%" in str(s)
+
+
+def test_speedup_rejects_bad_parts():
+    t = Timing("t", (1.0,), first_call=1.0)
+    with pytest.raises(ValueError, match="positive"):
+        speedup(t, t, ideal=0)
+    with pytest.raises(TypeError, match="Timing"):
+        speedup(1.0, t, ideal=2)
