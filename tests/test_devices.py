@@ -66,3 +66,16 @@ def test_report_describes_the_devices():
     assert report.physical_cores >= 1 and report.logical_cores >= report.physical_cores
     text = str(report)
     assert "8 device(s)" in text and f"{report.physical_cores} physical" in text and jax.__version__ in text
+
+
+def test_accelerator_platform_with_too_few_devices_says_so(run_python):
+    proc = run_python(
+        """
+        import os
+        os.environ["PARALLEL_MCMC_PLATFORM"] = "cpu"  # a platform with one device stands in for one GPU
+        from parallel_mcmc.devices import use_cpu_devices
+        use_cpu_devices(4)
+        """
+    )
+    assert proc.returncode != 0
+    assert "needs 4 devices" in proc.stderr and "Unset PARALLEL_MCMC_PLATFORM" in proc.stderr

@@ -39,8 +39,11 @@ def backend_started() -> bool:
 
 
 def physical_cores() -> int:
-    """Number of physical CPU cores (logical cores if that cannot be told)."""
-    return psutil.cpu_count(logical=False) or os.cpu_count() or 1
+    """Physical CPU cores this process may use (logical cores if that cannot be told)."""
+    cores = psutil.cpu_count(logical=False) or os.cpu_count() or 1
+    if hasattr(os, "sched_getaffinity"):  # a container or taskset may allow fewer
+        cores = min(cores, len(os.sched_getaffinity(0)))
+    return cores
 
 
 def use_cpu_devices(n: int) -> int:
@@ -50,11 +53,11 @@ def use_cpu_devices(n: int) -> int:
     memory. By default JAX is also told to use only its CPU backend, so that a
     chapter behaves the same on a laptop and on a GPU machine. Set the
     environment variable ``PARALLEL_MCMC_PLATFORM`` (for example to ``gpu``)
-    to keep an accelerator instead; ``n`` is then ignored.
+    to run on an accelerator instead; it must then have at least ``n`` devices.
 
     Calling it again with the same ``n`` after JAX has started is harmless
     (re-running a notebook's first cell). Returns the number of devices JAX
-    will show on the CPU.
+    will show.
     """
     if isinstance(n, bool) or not isinstance(n, int):
         raise TypeError(f"n must be a whole number of devices, got {n!r} ({type(n).__name__}).")
@@ -75,7 +78,14 @@ def use_cpu_devices(n: int) -> int:
         )
     if wanted_platform:
         jax.config.update("jax_platforms", wanted_platform)
-        return n
+        available = jax.device_count()
+        if available < n:
+            raise DeviceSetupError(
+                f"This page needs {n} devices, but the {wanted_platform!r} platform chosen by "
+                f"{PLATFORM_ENV} has {available}. Unset {PLATFORM_ENV} and restart the kernel "
+                f"to run it on {n} forced CPU devices."
+            )
+        return available
     jax.config.update("jax_platforms", "cpu")
     jax.config.update("jax_num_cpu_devices", n)
     return n
