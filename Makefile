@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 LAB    := .venv-lab
 ASSETS := node_modules/.installed
 JB_FLAGS ?= -W -n --keep-going
-PYTEST_ARGS ?=
+PYTEST_ARGS ?= -v
 
 .PHONY: book test lab clean distclean pins env
 

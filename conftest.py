@@ -60,3 +60,25 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector):
     if is_myst_notebook(file_path):
         return MystNotebook.from_parent(parent, path=file_path)
     return None
+
+
+# --- How long each notebook took, reported at the end of the run ---------------------
+
+NOTEBOOK_BUDGET_S = 90.0
+_notebook_seconds: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    path = report.nodeid.split("::", 1)[0]
+    if path.endswith(".md"):
+        _notebook_seconds[path] = _notebook_seconds.get(path, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    if not _notebook_seconds:
+        return
+    terminalreporter.section("notebook run times (kernel start included)")
+    for path, seconds in sorted(_notebook_seconds.items()):
+        flag = f"  over the {NOTEBOOK_BUDGET_S:.0f} s budget" if seconds > NOTEBOOK_BUDGET_S else ""
+        terminalreporter.write_line(f"{seconds:7.1f} s  {path}{flag}")
+    terminalreporter.write_line(f"{sum(_notebook_seconds.values()):7.1f} s  in all")

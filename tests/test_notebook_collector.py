@@ -48,6 +48,7 @@ def test_each_code_cell_is_a_test_and_a_failure_shows_cell_and_traceback(book):
     assert "assert x + 1 == 43" in out  # the cell
     assert "AssertionError" in out and "off by one" in out  # its traceback
     assert not list(Path(pytester.path).glob("*.ipynb")), "no converted copy is left behind"
+    result.stdout.fnmatch_lines(["*notebook run times*", "* s  planted.md"])
 
 
 def test_cells_tagged_raises_exception_must_raise(book):
