@@ -29,7 +29,7 @@ __all__ = [
     "shard_map_layer",
     "global_reduction",
     "sharded_training",
-    "gradient_timing",
+    "timing_comparison",
 ]
 
 
@@ -486,7 +486,7 @@ def sharded_training(x_sh: Any, y_sh: Any, params_rep: Any, losses: Any) -> None
     passed("sharded training: data split, parameters replicated, loss decreasing")
 
 
-def gradient_timing(result: Any, x_sh: Any) -> None:
+def timing_comparison(result: Any, x_sh: Any) -> None:
     """A :class:`~parallel_mcmc.timing.Speedup` of the sharded gradient with the right ideal."""
     from ..devices import physical_cores
     from ..timing import Speedup
