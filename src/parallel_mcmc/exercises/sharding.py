@@ -481,7 +481,7 @@ def sharded_training(x_sh: Any, y_sh: Any, params_rep: Any, losses: Any) -> None
     expect(
         curve[-1] < 0.5 * curve[0],
         f"The loss went from {curve[0]:.4g} to {curve[-1]:.4g}; it should at least halve. Train longer or "
-        f"check the update params - step_size * grads.",
+        f"check the update step.",
     )
     passed("sharded training: data split, parameters replicated, loss decreasing")
 
