@@ -28,10 +28,15 @@ HAVE_8 = jax.device_count() >= 8 and jax.default_backend() == "cpu"
 RUNNER = "test_whole_file_in_fresh_process"
 
 
+def _need_eight() -> None:
+    if not HAVE_8:
+        pytest.skip(f"JAX started with {jax.device_count()} device(s) in this process; {RUNNER} runs this test.")
+
+
 @pytest.fixture(autouse=True)
 def _eight_cpu_devices(request):
-    if request.node.name != RUNNER and not HAVE_8:
-        pytest.skip(f"JAX started with {jax.device_count()} device(s) in this process; {RUNNER} runs this test.")
+    if request.node.name != RUNNER:
+        _need_eight()
 
 
 def test_whole_file_in_fresh_process():
@@ -56,26 +61,31 @@ def rejects(fn, *args, match: str):
 
 @pytest.fixture(scope="module")
 def xy():
+    _need_eight()
     return jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
 
 
 @pytest.fixture(scope="module")
 def xy_explicit():
+    _need_eight()
     return jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
 
 
 @pytest.fixture(scope="module", params=[AxisType.Auto, AxisType.Explicit], ids=["auto", "explicit"])
 def data_mesh(request):
+    _need_eight()
     return jax.make_mesh((8,), ("data",), axis_types=(request.param,))
 
 
 @pytest.fixture(scope="module")
 def explicit_data_mesh():
+    _need_eight()
     return jax.make_mesh((8,), ("data",), axis_types=(AxisType.Explicit,))
 
 
 @pytest.fixture(scope="module")
 def A():
+    _need_eight()
     return np.arange(64.0, dtype=np.float32).reshape(4, 16)
 
 
