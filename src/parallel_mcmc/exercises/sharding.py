@@ -1,0 +1,515 @@
+"""Checks for the exercises of the part *Sharding lab*.
+
+Each function checks one exercise. It prints a one-line confirmation when the
+answer is right and raises :class:`AssertionError` saying what is wrong (and
+how to fix it) otherwise. Layouts are compared with
+``Sharding.is_equivalent_to(other, ndim)``, never with ``==``: two shardings
+can describe the same layout and still compare unequal (``P('data')`` and
+``P('data', None)``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from . import expect, passed
+
+__all__ = [
+    "place_on_mesh",
+    "inspect_sharding",
+    "partition_specs",
+    "auto_shardings",
+    "data_parallel_layer",
+    "explicit_product",
+    "explicit_layer",
+    "shard_map_layer",
+    "global_reduction",
+    "sharded_training",
+    "timing_comparison",
+]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _jax():
+    import jax
+
+    return jax
+
+
+def _require_array(value: Any, name: str) -> None:
+    jax = _jax()
+    expect(
+        isinstance(value, jax.Array),
+        f"`{name}` should be a jax.Array, got {type(value).__name__}. "
+        f"Make it with jax.device_put(..., sharding) or as the output of a JAX function.",
+    )
+
+
+def _describe(a: Any) -> str:
+    """A short human description of where an array's pieces live."""
+    jax = _jax()
+    sharding = a.sharding
+    n = len(sharding.device_set)
+    if n == 1:
+        (device,) = tuple(sharding.device_set)
+        return f"on one device only ({device})"
+    if sharding.is_fully_replicated:
+        return f"replicated: each of its {n} devices holds the whole array"
+    if isinstance(sharding, jax.sharding.NamedSharding):
+        return f"laid out as {sharding.spec} over the mesh {dict(sharding.mesh.shape)}"
+    return f"split over {n} devices ({type(sharding).__name__})"
+
+
+def _named(a: Any, name: str):
+    jax = _jax()
+    expect(
+        isinstance(a.sharding, jax.sharding.NamedSharding),
+        f"`{name}` is {_describe(a)}; it should carry a NamedSharding on a mesh. "
+        f"Place it with jax.device_put({name}, jax.NamedSharding(mesh, P(...))).",
+    )
+    return a.sharding
+
+
+def _same_layout(a: Any, mesh: Any, spec: Any) -> bool:
+    jax = _jax()
+    return a.sharding.is_equivalent_to(jax.NamedSharding(mesh, spec), a.ndim)
+
+
+def _close(a: Any, b: Any, atol: float = 1e-5, rtol: float = 1e-4) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and bool(np.allclose(a, b, atol=atol, rtol=rtol))
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _norm_spec(spec: Any) -> tuple:
+    """A PartitionSpec as a tuple without trailing ``None`` entries."""
+    entries = list(tuple(spec))
+    while entries and entries[-1] is None:
+        entries.pop()
+    return tuple(entries)
+
+
+def _check_rows_sharded(a: Any, name: str):
+    """``a`` must be split by rows over every device of a one-axis mesh."""
+    jax = _jax()
+    _require_array(a, name)
+    sharding = _named(a, name)
+    mesh = sharding.mesh
+    expect(
+        len(mesh.axis_names) == 1,
+        f"`{name}` lives on a mesh with axes {mesh.axis_names}; use a mesh with one axis, "
+        f"for example jax.make_mesh((8,), ('data',), axis_types=...).",
+    )
+    (axis,) = mesh.axis_names
+    expect(
+        mesh.size >= 2,
+        f"The mesh of `{name}` has a single device; use all devices, for example a mesh of shape (8,).",
+    )
+    expect(
+        not sharding.is_fully_replicated,
+        f"`{name}` is {_describe(a)}; it should be split by rows over the mesh axis "
+        f"'{axis}': NamedSharding(mesh, P('{axis}')).",
+    )
+    expect(
+        _same_layout(a, mesh, jax.P(axis)),
+        f"`{name}` is {_describe(a)}; the data should be split along its first axis (rows, the "
+        f"examples), with P('{axis}'), and not along another one.",
+    )
+    return mesh, axis
+
+
+def _check_replicated_like(p: Any, name: str, devices: set, mesh_shape: dict) -> None:
+    _require_array(p, name)
+    expect(
+        len(p.sharding.device_set) > 1 or len(devices) == 1,
+        f"`{name}` is {_describe(p)}; parameters should be replicated on all {len(devices)} devices of "
+        f"the data's mesh: jax.device_put({name}, NamedSharding(mesh, P())).",
+    )
+    expect(
+        p.sharding.is_fully_replicated,
+        f"`{name}` is {_describe(p)}: the parameters are sharded, but in data parallelism every "
+        f"device needs all of them. Replicate them with NamedSharding(mesh, P()).",
+    )
+    expect(
+        set(p.sharding.device_set) == devices,
+        f"`{name}` is replicated on other devices than the data ({len(p.sharding.device_set)} vs "
+        f"{len(devices)}); use the same mesh {mesh_shape} for parameters and data.",
+    )
+
+
+def _check_layer_output(out: Any, x: Any, W: Any, b: Any, what: str) -> None:
+    _require_array(out, "out")
+    expected = _softmax(np.asarray(x, dtype=np.float64) @ np.asarray(W, dtype=np.float64) + np.asarray(b))
+    expect(
+        np.shape(out) == expected.shape,
+        f"`out` has shape {np.shape(out)}, expected {expected.shape} (one row of probabilities per data point).",
+    )
+    expect(
+        _close(out, expected, atol=1e-4),
+        f"The values of `out` are not softmax(x @ W + b); check the layer ({what}).",
+    )
+    expect(
+        out.sharding.is_equivalent_to(x.sharding, x.ndim),
+        f"`out` has the right values but is {_describe(out)}; it should be split by rows like the "
+        f"data `x` ({_describe(x)}). Compare layouts with out.sharding.is_equivalent_to(x.sharding, 2).",
+    )
+
+
+# --------------------------------------------------------------------------- chapter 1
+
+
+def _check_xy_mesh(mesh: Any) -> None:
+    expect(
+        dict(mesh.shape) == {"x": 2, "y": 4},
+        f"`mesh` has shape {dict(mesh.shape)}; make it 2 x 4 with axes ('x', 'y'): jax.make_mesh((2, 4), ('x', 'y'), ...).",
+    )
+
+
+def place_on_mesh(A_sharded: Any, A: Any, mesh: Any) -> None:
+    """``A_sharded`` holds ``A`` split in both dimensions: ``P('x', 'y')`` on the 2 x 4 mesh."""
+    jax = _jax()
+    _check_xy_mesh(mesh)
+    _require_array(A_sharded, "A_sharded")
+    expect(
+        _close(A_sharded, A, atol=0, rtol=0),
+        "`A_sharded` does not hold the values of `A`; put `A` itself on the devices with jax.device_put.",
+    )
+    expect(
+        len(A_sharded.sharding.device_set) == mesh.size,
+        f"`A_sharded` is {_describe(A_sharded)}; it should be spread over all {mesh.size} devices of the mesh.",
+    )
+    expect(
+        not A_sharded.sharding.is_fully_replicated,
+        f"`A_sharded` is {_describe(A_sharded)}; it should be split into 8 blocks: rows over 'x', columns over 'y'.",
+    )
+    expect(
+        _same_layout(A_sharded, mesh, jax.P("x", "y")),
+        f"`A_sharded` is {_describe(A_sharded)}; the rows should be split over mesh axis 'x' and the "
+        f"columns over 'y': NamedSharding(mesh, P('x', 'y')).",
+    )
+    passed("A placed on the 2 x 4 mesh as P('x', 'y')")
+
+
+def inspect_sharding(A_sharded: Any, devices_used: Any, block_shape: Any) -> None:
+    """The set of devices holding ``A_sharded`` and the shape of one device's block."""
+    jax = _jax()
+    _require_array(A_sharded, "A_sharded")
+    sharding = _named(A_sharded, "A_sharded")
+    _check_xy_mesh(sharding.mesh)
+    expect(
+        _same_layout(A_sharded, sharding.mesh, jax.P("x", "y")),
+        f"`A_sharded` is {_describe(A_sharded)}; do the previous exercise first (P('x', 'y')).",
+    )
+    truth_devices = set(A_sharded.devices())
+    try:
+        given = set(devices_used)
+    except TypeError:
+        given = None
+    expect(
+        given == truth_devices,
+        f"`devices_used` should be the set of the {len(truth_devices)} devices that hold a part of "
+        f"`A_sharded` (A_sharded.devices()), got {devices_used!r}.",
+    )
+    truth_block = tuple(sharding.shard_shape(A_sharded.shape))
+    expect(
+        tuple(np.atleast_1d(block_shape).tolist()) != tuple(A_sharded.shape),
+        f"{tuple(A_sharded.shape)} is the global shape of the array; each device holds only one block of it. "
+        f"Ask A_sharded.sharding.shard_shape(A_sharded.shape) or look at A_sharded.addressable_shards.",
+    )
+    expect(
+        tuple(np.atleast_1d(block_shape).tolist()) == truth_block,
+        f"`block_shape` {block_shape!r} is not the shape of one device's block; rows are split in 2 ('x') "
+        f"and columns in 4 ('y').",
+    )
+    passed("devices and block shape of A_sharded")
+
+
+def partition_specs(predictions: Mapping[Any, Any], mesh: Any, shape: tuple[int, ...]) -> None:
+    """For each PartitionSpec, the predicted (block shape, number of copies of each block)."""
+    jax = _jax()
+    _check_xy_mesh(mesh)
+    P = jax.P
+    wanted = [P("x", "y"), P("x", None), P(None, "y"), P(None, None), P(None, "x")]
+    expect(isinstance(predictions, Mapping), "`predictions` should be a dict {P(...): (block_shape, copies)}.")
+    given = {_norm_spec(k): v for k, v in predictions.items()}
+    dummy = np.zeros(shape, dtype=np.float32)
+    for spec in wanted:
+        key = _norm_spec(spec)
+        expect(key in given, f"`predictions` has no entry for {spec}; predict all five specs.")
+        value = given[key]
+        expect(
+            isinstance(value, (tuple, list)) and len(value) == 2,
+            f"The entry for {spec} should be a pair (block_shape, copies), got {value!r}.",
+        )
+        block, copies = value
+        sharding = jax.NamedSharding(mesh, spec)
+        true_block = tuple(sharding.shard_shape(dummy.shape))
+        index_map = sharding.devices_indices_map(dummy.shape)
+        first_index = next(iter(index_map.values()))
+        true_copies = sum(1 for idx in index_map.values() if idx == first_index)
+        expect(
+            tuple(np.atleast_1d(block).tolist()) == true_block,
+            f"For {spec} you predicted blocks of shape {tuple(np.atleast_1d(block).tolist())}; a dimension is "
+            f"split by the size of the mesh axis named at its position, and None leaves it whole.",
+        )
+        expect(
+            int(copies) == true_copies,
+            f"For {spec} you predicted {copies} copies of each block; every mesh axis that the spec does not "
+            f"name multiplies the number of copies by its size (8 devices / number of distinct blocks).",
+        )
+    passed("block shapes and copies of the five PartitionSpecs")
+
+
+# --------------------------------------------------------------------------- chapter 2
+
+
+def auto_shardings(B: Any, C: Any, mesh: Any, sum_spec: Any, matmul_spec: Any) -> None:
+    """``B`` split along ``x``, ``C`` along ``y``; predicted specs of ``B + C`` and ``B.T @ C``."""
+    jax = _jax()
+    _check_xy_mesh(mesh)
+    P = jax.P
+    for name, arr, spec, axis, other in (("B", B, P("x", None), "x", "y"), ("C", C, P(None, "y"), "y", "x")):
+        _require_array(arr, name)
+        expect(tuple(arr.shape) == (4, 8), f"`{name}` should have shape (4, 8), got {tuple(arr.shape)}.")
+        expect(
+            not arr.sharding.is_fully_replicated,
+            f"`{name}` is {_describe(arr)}; it should be split along mesh axis '{axis}' and replicated along '{other}'.",
+        )
+        expect(
+            _same_layout(arr, mesh, spec),
+            f"`{name}` is {_describe(arr)}; it should be split along mesh axis '{axis}' (and replicated "
+            f"along '{other}'): NamedSharding(mesh, {spec}).",
+        )
+    got_sum = jax.jit(lambda u, v: u + v)(B, C)
+    got_mm = jax.jit(lambda u, v: u.T @ v)(B, C)
+    for label, got, spec in (("B + C", got_sum, sum_spec), ("B.T @ C", got_mm, matmul_spec)):
+        try:
+            predicted = jax.NamedSharding(mesh, spec)
+        except Exception as exc:  # not a valid spec for this mesh
+            raise AssertionError(f"Your prediction {spec!r} for {label} is not a valid PartitionSpec: {exc}") from None
+        expect(
+            got.sharding.is_equivalent_to(predicted, got.ndim),
+            f"Your prediction {spec} for {label} is not what jit produced. Compute it and print its "
+            f".sharding, then explain the difference.",
+        )
+    passed("shardings of B + C and B.T @ C")
+
+
+def data_parallel_layer(out: Any, x: Any, W: Any, b: Any) -> None:
+    """Data-parallel layer: ``x`` split by rows, ``W`` and ``b`` replicated, ``out`` split like ``x``."""
+    mesh, _ = _check_rows_sharded(x, "x")
+    devices = set(x.sharding.device_set)
+    for name, p in (("W", W), ("b", b)):
+        _check_replicated_like(p, name, devices, dict(mesh.shape))
+    _check_layer_output(out, x, W, b, "softmax(x @ W + b)")
+    passed("data-parallel layer: data split by rows, parameters replicated, output split like the data")
+
+
+# --------------------------------------------------------------------------- chapter 3
+
+
+def _explicit(arr: Any, name: str) -> None:
+    from jax.sharding import AxisType
+
+    sharding = _named(arr, name)
+    expect(
+        all(t == AxisType.Explicit for t in sharding.mesh.axis_types),
+        f"The mesh of `{name}` has axis types {sharding.mesh.axis_types}; this exercise needs Explicit "
+        f"axes: jax.make_mesh(..., axis_types=(AxisType.Explicit,) * k).",
+    )
+
+
+def explicit_product(a: Any, b: Any, prod: Any, predicted_type: str) -> None:
+    """``a`` (4, 1) split on ``x``, ``b`` (1, 8) split on ``y``, their product and its type as a string."""
+    jax = _jax()
+    P = jax.P
+    for name, arr, shape, spec, axis in (("a", a, (4, 1), P("x", None), "x"), ("b", b, (1, 8), P(None, "y"), "y")):
+        _require_array(arr, name)
+        _explicit(arr, name)
+        _check_xy_mesh(arr.sharding.mesh)
+        expect(tuple(arr.shape) == shape, f"`{name}` should have shape {shape}, got {tuple(arr.shape)}.")
+        expect(
+            _same_layout(arr, arr.sharding.mesh, spec),
+            f"`{name}` is {_describe(arr)}; it should be split along mesh axis '{axis}': {spec}.",
+        )
+    _require_array(prod, "prod")
+    expect(_close(prod, np.asarray(a) * np.asarray(b)), "`prod` is not the elementwise product a * b.")
+    expect(
+        _same_layout(prod, a.sharding.mesh, P("x", "y")),
+        f"`prod` has the right values but is {_describe(prod)}; the product of an x-split column and a "
+        f"y-split row should be split along both axes. Compute it as a * b from the sharded inputs.",
+    )
+    truth = str(jax.typeof(prod)).replace(" ", "")
+    expect(
+        isinstance(predicted_type, str) and predicted_type.replace(" ", "") == truth,
+        f"`predicted_type` {predicted_type!r} is not the type of the product; write it as jax.typeof "
+        f"prints it, for example 'float32[4@x,1]' for a.",
+    )
+    passed("explicit product and its type")
+
+
+def explicit_layer(layer_fn: Callable[..., Any], x: Any, W: Any, b: Any) -> None:
+    """A wrapper of the layer that prints the types while tracing, on Explicit axes."""
+    jax = _jax()
+    expect(callable(layer_fn), "`layer_fn` should be the wrapper function itself, not its result.")
+    mesh, axis = _check_rows_sharded(x, "x")
+    _explicit(x, "x")
+    devices = set(x.sharding.device_set)
+    for name, p in (("W", W), ("b", b)):
+        _check_replicated_like(p, name, devices, dict(mesh.shape))
+    # A new batch size makes a jitted wrapper trace again, so its prints show up here.
+    half = x.shape[0] // 2
+    half = half - half % mesh.size or mesh.size
+    fresh = jax.device_put(np.asarray(x)[:half], x.sharding)
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        small = layer_fn(fresh, W, b)
+    printed = buffer.getvalue()
+    expect(
+        f"{half}@{axis}" in printed.replace(" ", ""),
+        f"`layer_fn` printed {printed.strip()[:200]!r} while tracing a batch of {half} rows; it should print "
+        f"jax.typeof of its inputs and output, which read like float32[{half}@{axis},...].",
+    )
+    _check_layer_output(small, fresh, W, b, "softmax(x @ W + b)")
+    out = layer_fn(x, W, b)
+    _check_layer_output(out, x, W, b, "softmax(x @ W + b)")
+    expect(
+        f"@{axis}" in str(jax.typeof(out)),
+        f"The type of the output is {jax.typeof(out)}; it should be split along '{axis}'.",
+    )
+    passed("explicit data-parallel layer that shows its types")
+
+
+# --------------------------------------------------------------------------- chapter 4
+
+
+def _uses(fn: Callable[..., Any], args: tuple, word: str) -> bool:
+    jax = _jax()
+    try:
+        return word in str(jax.make_jaxpr(fn)(*args))
+    except Exception:  # noqa: BLE001 - a function that cannot be traced is judged by its output
+        return False
+
+
+def shard_map_layer(layer_fn: Callable[..., Any], x: Any, W: Any, b: Any) -> None:
+    """The layer written with ``jax.shard_map``: per-device blocks of ``x``, replicated parameters."""
+    expect(callable(layer_fn), "`layer_fn` should be the shard_mapped function itself, not its output.")
+    mesh, _ = _check_rows_sharded(x, "x")
+    devices = set(x.sharding.device_set)
+    for name, p in (("W", W), ("b", b)):
+        _check_replicated_like(p, name, devices, dict(mesh.shape))
+    expect(
+        _uses(layer_fn, (x, W, b), "shard_map"),
+        "`layer_fn` does not use jax.shard_map; wrap the per-device layer with "
+        "jax.shard_map(f, mesh=mesh, in_specs=..., out_specs=...).",
+    )
+    out = layer_fn(x, W, b)
+    _check_layer_output(out, x, W, b, "each device computes softmax(x_block @ W + b) on its own rows")
+    passed("shard_map data-parallel layer")
+
+
+def global_reduction(fn: Callable[..., Any], x: Any) -> None:
+    """``fn(x)`` returns the global sum of squares of the sharded ``x``, computed with ``shard_map``."""
+    expect(callable(fn), "`fn` should be the function itself, not its output.")
+    mesh, axis = _check_rows_sharded(x, "x")
+    expect(
+        _uses(fn, (x,), "shard_map"),
+        "`fn` does not use jax.shard_map; the exercise is to write the per-device sum yourself.",
+    )
+    result = np.asarray(fn(x), dtype=np.float64)
+    host = np.asarray(x, dtype=np.float64)
+    total = float(np.sum(host**2))
+    local = np.array([np.sum(blk**2) for blk in np.split(host, mesh.size, axis=0)])
+    if result.size == mesh.size and _close(result.ravel(), local, rtol=1e-4, atol=1e-3):
+        raise AssertionError(
+            f"`fn` returned {mesh.size} partial sums, one per device: a local sum is not a global one. "
+            f"Combine them across devices with jax.lax.psum(local, '{axis}') and use out_specs=P()."
+        )
+    expect(
+        result.size == 1,
+        f"`fn` returned an array of shape {result.shape}; the global sum of squares is one number (out_specs=P()).",
+    )
+    value = float(result.ravel()[0])
+    if not np.isclose(value, total, rtol=1e-4) and np.isclose(local, value, rtol=1e-4).any():
+        raise AssertionError(
+            "`fn` returned the sum of one device's block only; add the partial sums of all devices with "
+            f"jax.lax.psum(local, '{axis}')."
+        )
+    expect(
+        bool(np.isclose(value, total, rtol=1e-4)),
+        f"`fn` returned {value:.6g}, but the sum of squares of x is {total:.6g}.",
+    )
+    expect(
+        _uses(fn, (x,), "psum"),
+        "`fn` gets the right number without a psum; make the devices add their partial sums with jax.lax.psum.",
+    )
+    passed("global sum of squares with shard_map and psum")
+
+
+# --------------------------------------------------------------------------- chapter 5
+
+
+def sharded_training(x_sh: Any, y_sh: Any, params_rep: Any, losses: Any) -> None:
+    """Training data split by rows, parameters replicated, and a training loss that went down."""
+    jax = _jax()
+    mesh, _ = _check_rows_sharded(x_sh, "x_sh")
+    _check_rows_sharded(y_sh, "y_sh")
+    expect(
+        y_sh.sharding.is_equivalent_to(x_sh.sharding, x_sh.ndim),
+        f"`y_sh` is {_describe(y_sh)} but `x_sh` is {_describe(x_sh)}; split both the same way, so each "
+        f"device holds matching inputs and targets.",
+    )
+    devices = set(x_sh.sharding.device_set)
+    leaves = jax.tree_util.tree_leaves(params_rep)
+    expect(len(leaves) > 0, "`params_rep` holds no arrays; pass the replicated parameter list.")
+    for i, leaf in enumerate(leaves):
+        _check_replicated_like(leaf, f"params_rep (leaf {i})", devices, dict(mesh.shape))
+    curve = np.asarray(losses, dtype=np.float64).ravel()
+    expect(curve.size >= 2, "`losses` should hold the training loss of every step (at least two values).")
+    expect(bool(np.all(np.isfinite(curve))), "`losses` contains NaN or inf: lower the step size.")
+    expect(
+        curve[-1] < 0.5 * curve[0],
+        f"The loss went from {curve[0]:.4g} to {curve[-1]:.4g}; it should at least halve. Train longer or "
+        f"check the update step.",
+    )
+    passed("sharded training: data split, parameters replicated, loss decreasing")
+
+
+def timing_comparison(result: Any, x_sh: Any) -> None:
+    """A :class:`~parallel_mcmc.timing.Speedup` of the sharded gradient with the right ideal."""
+    from ..devices import physical_cores
+    from ..timing import Speedup
+
+    expect(
+        isinstance(result, Speedup),
+        f"`result` should be made with timing.speedup(baseline, candidate, ideal, reason), got {type(result).__name__}.",
+    )
+    _check_rows_sharded(x_sh, "x_sh")
+    expect(
+        result.baseline is not result.candidate and result.baseline.times != result.candidate.times,
+        "The baseline and the candidate are the same timing; time the gradient once on unsharded and once on "
+        "sharded data.",
+    )
+    expect(
+        len(result.baseline.times) >= 3 and len(result.candidate.times) >= 3,
+        "Time at least 3 repeats of each (time_call(..., repeats=5)) so that the median means something.",
+    )
+    n_devices = len(x_sh.sharding.device_set)
+    ideal = min(n_devices, physical_cores())
+    expect(
+        abs(result.ideal - ideal) < 1e-9,
+        f"The ideal speedup is {result.ideal:g}, but {n_devices} forced CPU devices share "
+        f"{physical_cores()} physical core(s): the ideal is min(devices, cores).",
+    )
+    passed(f"timing comparison with ideal {ideal}x")
