@@ -2,53 +2,21 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from parallel_mcmc.devices import backend_started, use_cpu_devices
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, NamedSharding
 
-if not backend_started():
-    use_cpu_devices(8)
-
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-from jax.sharding import AxisType, NamedSharding  # noqa: E402
-
-from parallel_mcmc import timing  # noqa: E402
-from parallel_mcmc.devices import physical_cores  # noqa: E402
-from parallel_mcmc.exercises import sharding as check  # noqa: E402
+from parallel_mcmc import timing
+from parallel_mcmc.devices import physical_cores
+from parallel_mcmc.exercises import sharding as check
 
 P = jax.P
-HAVE_8 = jax.device_count() >= 8 and jax.default_backend() == "cpu"
-RUNNER = "test_whole_file_in_fresh_process"
-
-
-def _need_eight() -> None:
-    if not HAVE_8:
-        pytest.skip(f"JAX started with {jax.device_count()} device(s) in this process; {RUNNER} runs this test.")
-
-
-@pytest.fixture(autouse=True)
-def _eight_cpu_devices(request):
-    if request.node.name != RUNNER:
-        _need_eight()
-
-
-def test_whole_file_in_fresh_process():
-    if HAVE_8:
-        pytest.skip("this process has 8 CPU devices; the tests ran here")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parents[1] / "src"), env.get("PYTHONPATH")]))
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__],
-        cwd=Path(__file__).parents[1], env=env, capture_output=True, text=True, timeout=600,
-    )
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+# tests/conftest.py gives every in-process test 8 CPU devices.
+assert jax.device_count() == 8, "run these tests with pytest from the repository, which sets up 8 CPU devices"
 
 
 def rejects(fn, *args, match: str):
@@ -61,31 +29,26 @@ def rejects(fn, *args, match: str):
 
 @pytest.fixture(scope="module")
 def xy():
-    _need_eight()
     return jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
 
 
 @pytest.fixture(scope="module")
 def xy_explicit():
-    _need_eight()
     return jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
 
 
 @pytest.fixture(scope="module", params=[AxisType.Auto, AxisType.Explicit], ids=["auto", "explicit"])
 def data_mesh(request):
-    _need_eight()
     return jax.make_mesh((8,), ("data",), axis_types=(request.param,))
 
 
 @pytest.fixture(scope="module")
 def explicit_data_mesh():
-    _need_eight()
     return jax.make_mesh((8,), ("data",), axis_types=(AxisType.Explicit,))
 
 
 @pytest.fixture(scope="module")
 def A():
-    _need_eight()
     return np.arange(64.0, dtype=np.float32).reshape(4, 16)
 
 
