@@ -331,6 +331,21 @@ def _defined(tree: ast.Module) -> tuple[list[tuple[str, str, str]], list[str]]:
     return top, bound
 
 
+def _bound_names(code: str) -> set[str]:
+    """Names that ``code`` (several cells, one after another) binds at top level, imports included."""
+    names: set[str] = set()
+    for chunk in code.split("\n\x00\n"):
+        try:
+            tree = ast.parse(_strip_magics(chunk))
+        except SyntaxError:
+            continue
+        names.update(_defined(tree)[1])
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
+
+
 def make_stub(solution: str, label: str, later_code: str, earlier_code: str = "") -> tuple[str, list[str]]:
     """The stub cell that replaces one solution code cell, and the def headers it gives.
 
@@ -339,7 +354,7 @@ def make_stub(solution: str, label: str, later_code: str, earlier_code: str = ""
     Variables the notebook already had before the solution are left alone.
     """
     later = set(_WORD.findall(later_code))
-    earlier = set(_WORD.findall(earlier_code))
+    earlier = _bound_names(earlier_code)
     try:
         top, bound = _defined(ast.parse(_strip_magics(solution)))
     except SyntaxError:
@@ -370,7 +385,7 @@ def make_stub(solution: str, label: str, later_code: str, earlier_code: str = ""
                       f'        raise NotImplementedError("{label}: write {name}")', ""]
         else:
             lines.append(f"{name} = ...  # replace ... with your answer")
-    return "\n".join(lines).rstrip() + "\n", headers
+    return "\n".join(lines).rstrip(), headers
 
 
 # --------------------------------------------------------------------------- the student notebook
@@ -401,7 +416,7 @@ def make_student_notebook(chapter: Path, root: Path | None = None) -> StudentEdi
         code_after[k] = (c.source + "\n" if c.cell_type == "code" else "") + code_after[k + 1]
     code_before = [""] * (len(nb.cells) + 1)
     for k, c in enumerate(nb.cells):
-        code_before[k + 1] = code_before[k] + (c.source + "\n" if c.cell_type == "code" else "")
+        code_before[k + 1] = code_before[k] + (c.source + "\n\x00\n" if c.cell_type == "code" else "")
 
     awaiting_check: str | None = None  # label whose solution just ended
     check_candidates: list[nbformat.NotebookNode] = []
