@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import sys
 import time
@@ -39,6 +40,7 @@ from .student import _CHECK_CALL, META, _MarkdownSplitter, find_book_root, make_
 
 __all__ = ["ExerciseResult", "NotebookReport", "grade_notebook", "grade", "main"]
 
+_TIMEOUT_ENAME = "GraderCellTimeout"
 STATUSES = ("passed", "failed", "error", "timeout", "ungraded")
 
 
@@ -230,26 +232,40 @@ async def _execute(nb: nbformat.NotebookNode, cell_timeout: float, notebook_time
     pos = restarts = 0
     spec_manager = _kernel_spec_manager()
 
+    replies: dict[int, dict] = {}
+
+    def remember(cell=None, cell_index=None, execute_reply=None, **_):
+        if execute_reply is not None:
+            replies[cell_index] = execute_reply.get("content", {})
+
     async def run(client, index: int, cell, timeout: float) -> _CellResult:
-        client.timeout = max(1, int(timeout))
+        """Run one cell; a time-out interrupts the kernel (nbclient) and reads as status "timeout"."""
+        client.timeout = max(1, math.ceil(timeout))
+        replies.pop(index, None)
         start = time.monotonic()
         try:
             await client.async_execute_cell(cell, index)
-        except CellTimeoutError:
-            return _CellResult("timeout", seconds=time.monotonic() - start)
         except DeadKernelError:
             return _CellResult("died", seconds=time.monotonic() - start)
-        return _outcome(cell, time.monotonic() - start)
+        except CellTimeoutError:  # IOPub silent after the reply: count it as a time-out
+            return _CellResult("timeout", seconds=time.monotonic() - start)
+        seconds = time.monotonic() - start
+        reply = replies.get(index)
+        if reply is None:
+            return _outcome(cell, seconds)
+        if reply.get("status") == "error":
+            if reply.get("ename") == _TIMEOUT_ENAME:
+                return _CellResult("timeout", seconds=seconds)
+            return _CellResult("error", reply.get("ename", ""), str(reply.get("evalue", "")), seconds)
+        if reply.get("status") == "aborted":
+            return _CellResult("error", "Aborted", "the kernel aborted this cell", seconds)
+        return _CellResult("ok", seconds=seconds)
 
     async def alive_after_interrupt(client) -> bool:
-        """Interrupt the kernel and see whether it answers again."""
-        try:
-            await client.km.interrupt_kernel()
-        except Exception:  # noqa: BLE001 - a dead kernel cannot be interrupted
-            return False
+        """After nbclient interrupted a cell that ran out of time: does the kernel answer again?"""
         nb.cells.append(nbformat.v4.new_code_cell("pass"))
         try:
-            probe = await run(client, len(nb.cells) - 1, nb.cells[-1], 20)
+            probe = await run(client, len(nb.cells) - 1, nb.cells[-1], 10)
         finally:
             nb.cells.pop()
         return probe.status == "ok"
@@ -257,8 +273,10 @@ async def _execute(nb: nbformat.NotebookNode, cell_timeout: float, notebook_time
     while pos < len(todo):
         km = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=spec_manager)
         client = NotebookClient(
-            nb, km=km, kernel_name="python3", allow_errors=True, interrupt_on_timeout=False,
-            timeout=int(cell_timeout), startup_timeout=120, iopub_timeout=10, shutdown_kernel="immediate",
+            nb, km=km, kernel_name="python3", allow_errors=True, interrupt_on_timeout=True,
+            error_on_timeout={"ename": _TIMEOUT_ENAME, "evalue": "the cell ran out of time", "traceback": []},
+            on_cell_executed=remember,
+            timeout=int(cell_timeout), startup_timeout=120, iopub_timeout=5, shutdown_kernel="immediate",
             resources={"metadata": {"path": str(cwd)}},
         )
         restart = False
@@ -313,8 +331,8 @@ def _read(path: Path) -> nbformat.NotebookNode:
     return nbformat.read(path, as_version=4)
 
 
-def _judge(label: str, cells: list[tuple[int, str]], results: dict[int, _CellResult], first_error: tuple[int, _CellResult] | None,
-           cell_timeout: float) -> ExerciseResult:
+def _judge(label: str, cells: list[tuple[int, str]], results: dict[int, _CellResult],
+           errors: list[tuple[int, _CellResult]], cell_timeout: float) -> ExerciseResult:
     checks = [i for i, role in cells if role == "check"]
     for i, _ in cells:
         r = results.get(i)
@@ -335,8 +353,9 @@ def _judge(label: str, cells: list[tuple[int, str]], results: dict[int, _CellRes
             if r.ename == "NotImplementedError":
                 return ExerciseResult(label, "error", f"not answered: {r.evalue or 'the stub is still there'}")
             message = f"{r.ename}: {r.evalue}"
-            if first_error is not None and first_error[0] < i and r.ename in ("NameError", "AttributeError", "TypeError"):
-                j, e = first_error
+            before = [(j, e) for j, e in errors if j < i]
+            if before and r.ename in ("NameError", "AttributeError", "TypeError"):
+                j, e = before[-1]
                 message += f" (an earlier cell, {j + 1}, had already failed with {e.ename}: {e.evalue})"
             return ExerciseResult(label, "error", message)
     return ExerciseResult(label, "passed", "")
@@ -367,11 +386,9 @@ def grade_notebook(path: str | Path, cell_timeout: float = 300, notebook_timeout
     cwd = chapter.parent if chapter is not None else path.resolve().parent
     results = asyncio.run(_execute(nb, cell_timeout, notebook_timeout, cwd, env, problems)) if roles else {}
 
-    first_error = None
-    for i in sorted(results):
-        if results[i].status == "error" and roles.get(i, ("", ""))[1] != "check" and "raises-exception" not in _tags(nb.cells[i]):
-            first_error = (i, results[i])
-            break
+    errors = [(i, results[i]) for i in sorted(results)
+              if results[i].status == "error" and roles.get(i, ("", ""))[1] != "check"
+              and "raises-exception" not in _tags(nb.cells[i])]
     exercises = []
     for label in order:
         cells = [(i, role) for i, (lab, role) in sorted(roles.items()) if lab == label]
@@ -380,7 +397,7 @@ def grade_notebook(path: str | Path, cell_timeout: float = 300, notebook_timeout
         elif label not in labels:
             result = ExerciseResult(label, "error", "the exercise is missing from the submission")
         else:
-            result = _judge(label, cells, results, first_error, cell_timeout)
+            result = _judge(label, cells, results, errors, cell_timeout)
         result.notes = notes.get(label, [])
         exercises.append(result)
     if not order:
