@@ -195,7 +195,7 @@ def test_leak_check_catches_a_surviving_line(tmp_path, monkeypatch):
         build_student_edition(book, verbose=False)
 
 
-def test_command_fails_on_a_leak_and_on_an_unclosed_solution(tmp_path):
+def test_command_fails_on_an_unclosed_solution(tmp_path):
     broken = TOY.replace("```{solution-end}\n```\n\n```{code-cell} ipython3\ncheck.mean", "```{code-cell} ipython3\ncheck.mean")
     book = make_book(tmp_path, {"chapters/toy/toy.md": broken})
     env_cmd = [sys.executable, "-m", "parallel_mcmc.student", "--book", str(book)]

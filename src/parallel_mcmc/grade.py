@@ -27,6 +27,7 @@ import argparse
 import asyncio
 import json
 import math
+import subprocess
 import os
 import sys
 import time
@@ -281,7 +282,8 @@ async def _execute(nb: nbformat.NotebookNode, cell_timeout: float, notebook_time
         )
         restart = False
         try:
-            async with client.async_setup_kernel(env=env, cleanup_kc=True):
+            # The kernel's own log (not the cells' output) would clutter the grades table.
+            async with client.async_setup_kernel(env=env, cleanup_kc=True, stderr=subprocess.DEVNULL):
                 if restarts:  # bring the new kernel to where the old one was, without the offending cells
                     for i in todo[:pos]:
                         if results[i].status in ("timeout", "died", "not-run"):
@@ -395,7 +397,8 @@ def grade_notebook(path: str | Path, cell_timeout: float = 300, notebook_timeout
         if reference is not None and label in reference and not reference[label]:
             result = ExerciseResult(label, "ungraded", "this exercise has no check cell: grade it by hand")
         elif label not in labels:
-            result = ExerciseResult(label, "error", "the exercise is missing from the submission")
+            result = ExerciseResult(label, "error", "the exercise is missing from the submission "
+                                    "(deleted, or added to the chapter after the student edition was made)")
         else:
             result = _judge(label, cells, results, errors, cell_timeout)
         result.notes = notes.get(label, [])
