@@ -1,4 +1,5 @@
 # Parallel MCMC with JAX: `make book` builds the website, `make test` runs every test.
+# `make student` writes the student edition, `make grade SUBMISSIONS=...` grades submissions.
 # Both create the Python environment (.venv) and the offline web assets (node_modules)
 # when they are missing or older than the files that pin them.
 
@@ -11,7 +12,7 @@ ASSETS := node_modules/.installed
 JB_FLAGS ?= -W -n --keep-going
 PYTEST_ARGS ?= -v
 
-.PHONY: book test lab clean distclean pins env
+.PHONY: book test lab clean distclean pins env student grade
 
 env: $(STAMP)
 
@@ -37,6 +38,17 @@ book: $(STAMP) $(ASSETS)
 
 test: $(STAMP) $(ASSETS)
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The student edition: every chapter with exercises, solutions replaced by stubs, in _build/student/.
+student: $(STAMP)
+	$(PY) -m parallel_mcmc.student
+
+# Grade submitted notebooks: make grade SUBMISSIONS="a.ipynb b.ipynb" [GRADE_ARGS="--json grades.json"]
+SUBMISSIONS ?=
+GRADE_ARGS ?= --json _build/grades.json
+grade: $(STAMP)
+	@test -n "$(SUBMISSIONS)" || { echo 'usage: make grade SUBMISSIONS="a.ipynb b.ipynb" [GRADE_ARGS="--json grades.json --cell-timeout 300 --timeout 1800"]'; exit 2; }
+	$(PY) -m parallel_mcmc.grade $(GRADE_ARGS) $(SUBMISSIONS)
 
 $(LAB)/.installed: requirements-lab.txt requirements.txt
 	@test -x $(LAB)/bin/python || $(PYTHON) -m venv $(LAB)
