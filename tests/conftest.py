@@ -38,6 +38,3 @@ def run_python():
 
     return run
 
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: a long test (runs whole chapters); deselect with -m 'not slow'")
