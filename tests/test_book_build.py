@@ -48,6 +48,9 @@ def build(tmp_path: Path, code: str) -> subprocess.CompletedProcess:
     book = tmp_path / "book"
     book.mkdir()
     shutil.copy(ROOT / "_config.yml", book / "_config.yml")
+    # what _config.yml names: the local Sphinx extension and the bibliography
+    shutil.copytree(ROOT / "_ext", book / "_ext", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "references.bib", book / "references.bib")
     (book / "node_modules").symlink_to(ROOT / "node_modules")
     (book / "_toc.yml").write_text("format: jb-book\nroot: page\n")
     (book / "page.md").write_text(PAGE.format(code=code))

@@ -1,0 +1,6 @@
+"""The example models of the book, one module per model.
+
+Each module holds a model's data (drawn from fixed keys or seeds) and its
+log-density, so that chapters, worker processes and tests share one
+definition. Importing this package does not start JAX.
+"""
