@@ -1,0 +1,150 @@
+"""Start several Python processes that form one JAX program, and collect what they print.
+
+A multi-process JAX program runs the *same* script in every process; each
+process calls :func:`jax.distributed.initialize` and then sees the devices of
+all processes. :func:`run_processes` starts such a group on this machine,
+either with MPI's ``mpiexec`` (each process learns its rank from MPI) or with
+plain subprocesses that are told the coordinator's address, their number and
+their own index on the command line. It waits for all of them, and turns any
+failure into one error that shows what each process printed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+__all__ = ["ProcessGroupError", "GroupRun", "find_mpiexec", "free_port", "run_processes"]
+
+
+class ProcessGroupError(RuntimeError):
+    """A process of the group failed, timed out, or could not be started."""
+
+
+@dataclass(frozen=True)
+class GroupRun:
+    """What a group of processes printed, and how long the whole group took (seconds)."""
+
+    outputs: tuple[str, ...]
+    seconds: float
+    launcher: str
+
+
+def find_mpiexec() -> str:
+    """The ``mpiexec`` to use: the one beside this Python (from PyPI's ``mpich``), else the system's.
+
+    Raises :class:`FileNotFoundError` that says what to install when there is none.
+    """
+    beside = Path(sys.executable).with_name("mpiexec")
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    found = shutil.which("mpiexec")
+    if found:
+        return found
+    raise FileNotFoundError(
+        "No mpiexec found beside this Python or on PATH. Install MPI into this environment with "
+        "`python -m pip install mpi4py mpich` (the book's requirements.txt does this), or install "
+        "your system's MPI (for example `apt-get install mpich`) and restart the kernel."
+    )
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now (for the coordinator of a local group)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _check_args(script: Path, n_processes: int, timeout: float) -> None:
+    if isinstance(n_processes, bool) or not isinstance(n_processes, int) or n_processes < 1:
+        raise ValueError(f"n_processes must be a whole number >= 1, got {n_processes!r}.")
+    if not script.is_file():
+        raise FileNotFoundError(f"The script {script} does not exist: write it first, then start the processes.")
+    if not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}.")
+
+
+def _failure(what: str, outputs: Sequence[str]) -> ProcessGroupError:
+    shown = "\n".join(f"--- process {i} ---\n{out[-2000:]}" for i, out in enumerate(outputs))
+    return ProcessGroupError(f"{what}\n{shown}")
+
+
+def run_processes(
+    script: str | Path,
+    n_processes: int,
+    *,
+    launcher: str = "mpiexec",
+    args: Sequence[str] = (),
+    timeout: float = 120.0,
+    env: dict[str, str] | None = None,
+) -> GroupRun:
+    """Run ``script`` in ``n_processes`` Python processes on this machine and wait for all of them.
+
+    ``launcher="mpiexec"`` starts them with ``mpiexec -n n_processes``; the
+    script can then call ``jax.distributed.initialize(cluster_detection_method="mpi4py")``.
+    ``launcher="subprocess"`` starts them directly and appends
+    ``--coordinator 127.0.0.1:PORT --num-processes N --process-id I`` to each
+    one's arguments, for ``jax.distributed.initialize(coordinator, N, I)``.
+
+    Returns a :class:`GroupRun` with each process's combined output (for
+    ``mpiexec``, one output holding all ranks' lines). Raises
+    :class:`ProcessGroupError` with every process's output if one fails or the
+    group runs past ``timeout`` seconds.
+    """
+    script = Path(script)
+    _check_args(script, n_processes, timeout)
+    run_env = dict(os.environ if env is None else env)
+    # Keep the processes' JAX on the CPU and quiet, whatever the notebook's environment says.
+    run_env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    run_env.pop("XLA_FLAGS", None)
+    python = sys.executable
+    start = time.perf_counter()
+    if launcher == "mpiexec":
+        cmd = [find_mpiexec(), "-n", str(n_processes), python, str(script), *args]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=run_env)
+        except subprocess.TimeoutExpired as err:
+            out = (err.stdout or b"").decode() if isinstance(err.stdout, bytes) else (err.stdout or "")
+            raise _failure(f"mpiexec ran past {timeout:.0f} s and was stopped.", [out]) from None
+        outputs = (proc.stdout + proc.stderr,)
+        if proc.returncode != 0:
+            raise _failure(f"mpiexec exited with status {proc.returncode}.", outputs)
+    elif launcher == "subprocess":
+        coordinator = f"127.0.0.1:{free_port()}"
+        procs = []
+        for i in range(n_processes):
+            cmd = [python, str(script), *args, "--coordinator", coordinator,
+                   "--num-processes", str(n_processes), "--process-id", str(i)]
+            procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=run_env))
+        deadline = start + timeout
+        outputs_list, failed = [], []
+        for i, p in enumerate(procs):
+            try:
+                out, _ = p.communicate(timeout=max(deadline - time.perf_counter(), 0.1))
+            except subprocess.TimeoutExpired:
+                for q in procs:
+                    q.kill()
+                out, _ = p.communicate()
+                failed.append(f"process {i} ran past {timeout:.0f} s")
+            outputs_list.append(out)
+            if p.returncode not in (0, None) and not failed:
+                failed.append(f"process {i} exited with status {p.returncode}")
+                for q in procs:  # the others would wait for it until the time-out
+                    if q.poll() is None:
+                        q.kill()
+        outputs = tuple(outputs_list)
+        if failed:
+            for q in procs:
+                if q.poll() is None:
+                    q.kill()
+            raise _failure("; ".join(failed) + ".", outputs)
+    else:
+        raise ValueError(f"launcher must be 'mpiexec' or 'subprocess', got {launcher!r}.")
+    return GroupRun(outputs=outputs, seconds=time.perf_counter() - start, launcher=launcher)
