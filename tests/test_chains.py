@@ -1,0 +1,200 @@
+"""Tests of parallel_mcmc.chains and parallel_mcmc.models.normal (8 CPU devices, see conftest)."""
+
+from __future__ import annotations
+
+import blackjax
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+
+from parallel_mcmc import chains as ch
+from parallel_mcmc.models import normal
+from parallel_mcmc.timing import Timing
+
+NUM_DRAWS = 5
+
+
+@pytest.fixture(scope="module")
+def nuts():
+    # A moderately tuned NUTS keeps the trees short and the tests fast.
+    return blackjax.nuts(normal.logdensity, step_size=0.05, inverse_mass_matrix=jnp.array([0.4, 0.0005]))
+
+
+@pytest.fixture(scope="module")
+def inputs(nuts):
+    states = jax.vmap(nuts.init)(normal.spread_positions(8, loc_range=(8.0, 12.0), log_scale_range=(2.9, 3.1)))
+    return jax.random.split(jax.random.key(3), 8), states
+
+
+@pytest.fixture(scope="module")
+def reference(nuts, inputs):
+    return ch.sequential_runner(nuts.step, NUM_DRAWS)(*inputs)
+
+
+# --- the model -------------------------------------------------------------
+
+def test_observed_is_fixed_and_near_the_truth():
+    a, b = normal.observed(), normal.observed()
+    assert a.shape == (normal.NUM_OBSERVATIONS,)
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert abs(float(a.mean()) - normal.TRUE_LOC) < 3 * normal.TRUE_SCALE / np.sqrt(a.shape[0])
+
+
+def test_logdensity_matches_scipy():
+    from scipy import stats
+
+    data = np.asarray(normal.observed())
+    pos = {"loc": 9.0, "log_scale": 3.0}
+    want = stats.norm.logpdf(data, 9.0, np.exp(3.0)).sum()
+    np.testing.assert_allclose(float(normal.logdensity(pos)), want, rtol=1e-5)
+
+
+def test_logdensity_peaks_near_the_sample_moments():
+    data = np.asarray(normal.observed())
+    best = {"loc": data.mean(), "log_scale": np.log(data.std())}
+    for shift in ({"loc": 1.0}, {"log_scale": 0.1}):
+        other = {k: best[k] + shift.get(k, 0.0) for k in best}
+        assert normal.logdensity(best) > normal.logdensity(other)
+
+
+def test_logdensity_rejects_a_wrong_position():
+    with pytest.raises(TypeError, match="'loc' and 'log_scale'"):
+        normal.logdensity({"mu": 1.0, "log_scale": 0.0})
+    with pytest.raises(ValueError, match="1-D array"):
+        normal.make_logdensity(np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="num must be"):
+        normal.observed(1)
+
+
+def test_starting_points():
+    spread = normal.spread_positions(16)
+    assert spread["loc"].shape == (16,) and np.ptp(spread["loc"]) > 5
+    np.testing.assert_array_equal(spread["loc"], normal.spread_positions(16)["loc"])
+    const = normal.constant_positions(3)
+    assert np.all(const["loc"] == 1.0)
+    with pytest.raises(ValueError, match="num_chains"):
+        normal.spread_positions(0)
+
+
+# --- the runners -------------------------------------------------------------
+
+def test_all_runners_give_the_same_draws(nuts, inputs, reference):
+    keys, states = inputs
+    ref_pos, ref_info = reference
+    assert ref_pos["loc"].shape == (8, NUM_DRAWS)
+    single = ch.chain_runner(nuts.step, NUM_DRAWS)
+    pos0, _ = single(keys[0], jax.tree.map(lambda x: x[0], states))
+    np.testing.assert_allclose(pos0["loc"], ref_pos["loc"][0], rtol=1e-5)
+
+    vpos, vinfo = ch.vmap_runner(nuts.step, NUM_DRAWS)(keys, states)
+    np.testing.assert_allclose(vpos["loc"], ref_pos["loc"], rtol=1e-5)
+    np.testing.assert_array_equal(ch.integration_steps(vinfo), ch.integration_steps(ref_info))
+
+    ppos, _ = ch.pmap_runner(nuts.step, NUM_DRAWS)(keys, states)
+    np.testing.assert_allclose(ppos["loc"], ref_pos["loc"], rtol=1e-5)
+
+    mesh = jax.make_mesh((2,), ("chains",), axis_types=(AxisType.Explicit,), devices=jax.devices()[:2])
+    placed = jax.device_put(inputs, NamedSharding(mesh, P("chains")))
+    for inner in ("map", "vmap"):
+        spos, _ = ch.shard_map_runner(nuts.step, NUM_DRAWS, mesh, inner=inner)(*placed)
+        assert len(spos["loc"].devices()) == 2
+        np.testing.assert_allclose(spos["loc"], ref_pos["loc"], rtol=1e-5)
+
+
+def test_runner_arguments_are_checked(nuts):
+    with pytest.raises(TypeError, match="transition function"):
+        ch.vmap_runner("nuts", 10)
+    with pytest.raises(ValueError, match="num_draws"):
+        ch.sequential_runner(nuts.step, 0)
+    mesh = jax.make_mesh((2,), ("chains",), axis_types=(AxisType.Explicit,), devices=jax.devices()[:2])
+    with pytest.raises(ValueError, match="not an axis"):
+        ch.shard_map_runner(nuts.step, 3, mesh, axis_name="data")
+    with pytest.raises(ValueError, match="inner must be"):
+        ch.shard_map_runner(nuts.step, 3, mesh, inner="pmap")
+    with pytest.raises(TypeError, match="Mesh"):
+        ch.shard_map_runner(nuts.step, 3, jax.devices())
+
+
+# --- step accounting -----------------------------------------------------------
+
+STEPS = np.array([[1, 7, 3], [3, 1, 15]])
+
+
+def test_lockstep_cost_and_efficiency():
+    assert ch.lockstep_cost(STEPS) == 3 + 7 + 15
+    assert ch.lockstep_efficiency(STEPS) == pytest.approx(30 / (2 * 25))
+    assert ch.lockstep_efficiency(np.full((4, 3), 5)) == 1.0
+
+
+def test_device_loads_and_ideal_times():
+    np.testing.assert_array_equal(ch.device_loads(STEPS, 2), [11, 19])
+    ideal = ch.ideal_times(STEPS, step_seconds=1.0, vmapped_step_seconds=2.0, num_devices=2, cores=2)
+    assert ideal.sequential == 30 and ideal.vmap == 50 and ideal.parallel == 19
+    assert ideal.speedup("parallel") == pytest.approx(30 / 19)
+    # More devices than cores: the cores cap the ideal.
+    one_core = ch.ideal_times(STEPS, 1.0, 2.0, num_devices=2, cores=1)
+    assert one_core.parallel == 30
+
+
+def test_accounting_rejects_bad_input():
+    with pytest.raises(ValueError, match=r"\(chain, draw\)"):
+        ch.lockstep_cost(np.arange(5))
+    with pytest.raises(ValueError, match="non-negative"):
+        ch.lockstep_cost(-STEPS)
+    with pytest.raises(ValueError, match="evenly"):
+        ch.device_loads(STEPS, 3)
+    with pytest.raises(ValueError, match="all zero"):
+        ch.lockstep_efficiency(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="step_seconds"):
+        ch.ideal_times(STEPS, 0.0, 1.0, 2, 2)
+    with pytest.raises(ValueError, match="layout"):
+        ch.ideal_times(STEPS, 1.0, 1.0, 2, 2).speedup("gpu")
+    with pytest.raises(TypeError, match="num_integration_steps"):
+        ch.integration_steps(object())
+
+
+def test_integration_steps_reads_nuts_info(reference):
+    steps = ch.integration_steps(reference[1])
+    assert steps.shape == (8, NUM_DRAWS) and steps.dtype == np.int64 and (steps >= 1).all()
+
+
+# --- timing, diagnostics and plots ----------------------------------------------
+
+def test_timed_and_interleaved_keep_outputs():
+    f = jax.jit(lambda x: x * 2)
+    t, out = ch.timed(f, jnp.arange(3.0), repeats=2, label="double")
+    assert isinstance(t, Timing) and len(t.times) == 2 and t.label == "double"
+    np.testing.assert_array_equal(out, [0, 2, 4])
+    timings, outs = ch.time_interleaved({"a": (f, jnp.ones(2)), "b": (jnp.sin, jnp.zeros(2))}, repeats=2)
+    assert set(timings) == {"a", "b"} and all(len(t.times) == 2 for t in timings.values())
+    np.testing.assert_array_equal(outs["a"], [2, 2])
+    with pytest.raises(TypeError, match="non-empty"):
+        ch.time_interleaved({})
+    with pytest.raises(TypeError, match="callable"):
+        ch.time_interleaved({"a": ("f",)})
+
+
+def test_to_inference_data_and_diagnostics(reference):
+    import arviz as az
+
+    idata = ch.to_inference_data(reference[0])
+    assert idata.posterior.sizes["chain"] == 8 and idata.posterior.sizes["draw"] == NUM_DRAWS
+    assert set(az.rhat(idata).data_vars) == {"loc", "log_scale"}
+    with pytest.raises(ValueError, match="chain, draw"):
+        ch.to_inference_data({"loc": np.zeros(5)})
+    with pytest.raises(TypeError, match="dict"):
+        ch.to_inference_data([])
+
+
+def test_plots():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ax = ch.plot_steps_per_draw(STEPS)
+    assert len(ax.lines) == 3
+    ax = ch.plot_times_vs_ideal(["a", "b"], [1.0, 2.0], [1.0, 1.0])
+    assert len(ax.patches) == 4
+    with pytest.raises(ValueError, match="equal length"):
+        ch.plot_times_vs_ideal(["a"], [1.0, 2.0], [1.0])

@@ -1,0 +1,126 @@
+"""Checks of the part "Parallel chains": right answers pass, plausible wrong ones are rejected."""
+
+from __future__ import annotations
+
+import blackjax
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+
+from parallel_mcmc import chains as ch
+from parallel_mcmc.exercises import chains as check
+from parallel_mcmc.models import normal
+from parallel_mcmc.timing import Timing
+
+
+# --- lockstep efficiency ---------------------------------------------------------
+
+def test_efficiency_accepts_the_solution(capsys):
+    check.lockstep_efficiency(lambda s: s.sum() / (s.shape[0] * s.max(axis=0).sum()))
+    assert "correct" in capsys.readouterr().out
+
+
+def test_efficiency_accepts_the_helper():
+    check.lockstep_efficiency(ch.lockstep_efficiency)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda s: (s.shape[0] * s.max(axis=0).sum()) / s.sum(), "inverse"),
+    (lambda s: s.sum() / (s.shape[1] * s.max(axis=1).sum()), "over draws"),
+    (lambda s: np.mean(s.mean(axis=0) / s.max(axis=0)), "per-draw ratios"),
+    (lambda s: s.sum() / s.max(axis=0).sum(), "expected"),
+    (lambda s: "0.5", "one number"),
+])
+def test_efficiency_rejects_wrong_formulas(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        check.lockstep_efficiency(wrong)
+
+
+def test_efficiency_rejects_a_value():
+    with pytest.raises(AssertionError, match="function itself"):
+        check.lockstep_efficiency(0.5)
+
+
+# --- 8 chains over 2 devices -------------------------------------------------------
+
+NUM_DRAWS = 4
+
+
+@pytest.fixture(scope="module")
+def setup():
+    nuts = blackjax.nuts(normal.logdensity, step_size=0.05, inverse_mass_matrix=jnp.array([0.4, 0.0005]))
+    states = jax.vmap(nuts.init)(normal.spread_positions(8, loc_range=(8.0, 12.0), log_scale_range=(2.9, 3.1)))
+    keys = jax.random.split(jax.random.key(11), 8)
+    mesh = jax.make_mesh((2,), ("chains",), axis_types=(AxisType.Explicit,), devices=jax.devices()[:2])
+    reference, _ = ch.sequential_runner(nuts.step, NUM_DRAWS)(keys, states)
+    return nuts, keys, states, mesh, reference
+
+
+def test_spread_accepts_shard_map(setup, capsys):
+    nuts, keys, states, mesh, reference = setup
+    placed = jax.device_put((keys, states), NamedSharding(mesh, P("chains")))
+    positions, _ = ch.shard_map_runner(nuts.step, NUM_DRAWS, mesh)(*placed)
+    check.spread_chains(positions, reference)
+    assert "correct" in capsys.readouterr().out
+
+
+def test_spread_rejects_one_device(setup):
+    nuts, keys, states, mesh, reference = setup
+    positions, _ = ch.vmap_runner(nuts.step, NUM_DRAWS)(keys, states)
+    with pytest.raises(AssertionError, match="1 device"):
+        check.spread_chains(positions, reference)
+
+
+def test_spread_rejects_replicated_draws(setup):
+    *_, mesh, reference = setup
+    replicated = jax.device_put({k: jnp.asarray(v) for k, v in reference.items()}, NamedSharding(mesh, P()))
+    with pytest.raises(AssertionError, match="block of shape"):
+        check.spread_chains(replicated, reference)
+
+
+def test_spread_rejects_other_keys(setup):
+    nuts, keys, states, mesh, reference = setup
+    placed = jax.device_put((jax.random.split(jax.random.key(99), 8), states), NamedSharding(mesh, P("chains")))
+    positions, _ = ch.shard_map_runner(nuts.step, NUM_DRAWS, mesh)(*placed)
+    with pytest.raises(AssertionError, match="differ"):
+        check.spread_chains(positions, reference)
+
+
+def test_spread_rejects_draw_chain_axes_and_wrong_objects(setup):
+    *_, mesh, reference = setup
+    transposed = {k: jnp.asarray(v).T for k, v in reference.items()}
+    with pytest.raises(AssertionError, match=r"\(draw, chain\)"):
+        check.spread_chains(transposed, reference)
+    with pytest.raises(AssertionError, match="positions dict"):
+        check.spread_chains((reference, None), reference)
+
+
+# --- the faster method -------------------------------------------------------------
+
+def _timing(label, seconds):
+    return Timing(label=label, times=tuple(seconds), first_call=1.0)
+
+
+def test_faster_accepts_the_measured_choice(capsys):
+    timings = {"vmap": _timing("vmap", [1.0, 1.1, 0.9]), "shard_map": _timing("shard_map", [0.6, 0.5, 0.7])}
+    check.faster_method("shard_map", timings)
+    assert "shard_map" in capsys.readouterr().out
+
+
+def test_faster_rejects_the_slower_choice():
+    timings = {"vmap": _timing("vmap", [1.0, 1.1, 0.9]), "shard_map": _timing("shard_map", [0.6, 0.5, 0.7])}
+    with pytest.raises(AssertionError, match="your own measurements say 'shard_map'"):
+        check.faster_method("vmap", timings)
+
+
+def test_faster_rejects_unmeasured_or_thin_evidence():
+    with pytest.raises(AssertionError, match="time_call"):
+        check.faster_method("a", {"a": 0.5, "b": 1.0})
+    with pytest.raises(AssertionError, match="at least 3"):
+        check.faster_method("a", {"a": _timing("a", [0.5]), "b": _timing("b", [1.0])})
+    with pytest.raises(AssertionError, match="exactly two"):
+        check.faster_method("a", {"a": _timing("a", [0.5, 0.5, 0.5])})
+    with pytest.raises(AssertionError, match="one of the names"):
+        check.faster_method("gpu", {"a": _timing("a", [1, 1, 1]), "b": _timing("b", [2, 2, 2])})
