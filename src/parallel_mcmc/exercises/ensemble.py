@@ -1,0 +1,230 @@
+"""Checks for the exercises of the part "Ensemble samplers in parallel"."""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing as mp
+import os
+import pickle
+import sys
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import expect, passed
+
+__all__ = ["data_sent_once", "mpi_command", "vectorized_log_prob", "reference_log_prob_noise"]
+
+# A task of emcee holds the log-probability (with its args); more than this is data travelling.
+_SMALL_TASK_BYTES = 10_000
+
+
+def _importable(obj: Any) -> bool:
+    """True if a spawned worker could import ``obj`` by its module and name."""
+    module = getattr(obj, "__module__", None)
+    name = getattr(obj, "__qualname__", None)
+    if not module or not name or module == "__main__" or "<" in name:
+        return False
+    try:
+        found = importlib.import_module(module)
+        for part in name.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError):
+        return False
+    return found is obj
+
+
+def data_sent_once(
+    log_prob_fn: Callable[..., Any],
+    pool_kwargs: dict,
+    data: np.ndarray,
+    args: Sequence[Any] = (),
+    timeout: float = 60.0,
+) -> None:
+    """Check a pool set-up that sends ``data`` once per worker and works under ``spawn``.
+
+    ``log_prob_fn`` and ``args`` are what the sampler would be given
+    (``EnsembleSampler(..., log_prob_fn, args=args, pool=pool)``), ``pool_kwargs``
+    the keyword arguments of ``multiprocessing.get_context("spawn").Pool``. The
+    check measures the bytes pickled per task, then starts a spawn pool and
+    compares the log-probabilities it returns with
+    ``pools.log_prob_with_data(theta, data)``.
+    """
+    from emcee.ensemble import _FunctionWrapper
+
+    from ..pools import log_prob_with_data
+
+    data = np.asarray(data)
+    expect(callable(log_prob_fn), "log_prob_fn must be the function to give EnsembleSampler, not its result.")
+    expect(isinstance(pool_kwargs, dict), f"pool_kwargs must be a dict of Pool keyword arguments, got {type(pool_kwargs).__name__}.")
+    task = _FunctionWrapper(log_prob_fn, list(args) if args else None, None)
+    try:
+        task_bytes = len(pickle.dumps(task))
+    except Exception as err:  # a lambda, a local function, ...
+        raise AssertionError(
+            f"emcee could not send this log-probability to a worker: pickling it failed ({err}). "
+            "Use a function defined at the top level of an importable module (such as parallel_mcmc.pools)."
+        ) from None
+    expect(
+        task_bytes < _SMALL_TASK_BYTES,
+        f"Every task still carries {task_bytes:,} bytes (the data is {data.nbytes:,} bytes): the data travels "
+        "with the log-probability on every call. Take it out of args (and out of any partial or closure) and "
+        "give it to the workers once, through the pool's initializer.",
+    )
+    expect(
+        _importable(log_prob_fn),
+        f"{getattr(log_prob_fn, '__qualname__', log_prob_fn)!r} is defined in the notebook (__main__) or is not "
+        "importable: a spawned worker starts a fresh Python and cannot find it. Use a function from a module, "
+        "such as parallel_mcmc.pools.",
+    )
+    initializer = pool_kwargs.get("initializer")
+    expect(
+        initializer is not None,
+        "The pool has no initializer. A spawned worker starts as a fresh Python that has never seen the data "
+        "(a module-level global only reaches workers made by fork): give an initializer and its initargs.",
+    )
+    expect(
+        _importable(initializer),
+        f"The initializer {getattr(initializer, '__qualname__', initializer)!r} is not importable by a spawned "
+        "worker (it is defined in the notebook); use one from a module, such as parallel_mcmc.pools.",
+    )
+    unknown = set(pool_kwargs) - {"processes", "initializer", "initargs", "maxtasksperchild"}
+    expect(not unknown, f"Unknown Pool keyword argument(s) {sorted(unknown)}; Pool takes processes, initializer, initargs.")
+
+    rng = np.random.default_rng(3)
+    ndim = min(data.shape[1], 5) if data.ndim == 2 else 5
+    thetas = [rng.normal(size=ndim) for _ in range(4)]
+    want = [log_prob_with_data(th, data, cost=0.0) for th in thetas]
+    kwargs = dict(pool_kwargs)
+    kwargs["processes"] = 2 if kwargs.get("processes") in (None, 0) else kwargs["processes"]
+    ctx = mp.get_context("spawn")
+    pool = ctx.Pool(**kwargs)
+    try:
+        got = pool.map_async(task, thetas).get(timeout=timeout)
+    except mp.TimeoutError:
+        raise AssertionError(
+            f"The spawn pool gave no answer within {timeout:.0f} s: a worker probably failed to start or "
+            "to unpickle its task. Check that the initializer and log-probability come from a module."
+        ) from None
+    except Exception as err:
+        raise AssertionError(f"Calling the log-probability in a spawn worker failed: {type(err).__name__}: {err}") from None
+    finally:
+        pool.terminate()
+        pool.join()
+    expect(
+        np.allclose(got, want),
+        f"The workers returned {np.round(got, 4).tolist()}, but log_prob_with_data gives {np.round(want, 4).tolist()} "
+        "for the same points: the workers do not read this data (wrong function, or wrong initargs?).",
+    )
+    passed(f"data_sent_once ({task_bytes} bytes per task; the data goes to each worker once)")
+
+
+def mpi_command(fn: Callable[[str, int], Sequence[str]]) -> None:
+    """Check ``fn(script, workers)``: the argument list that runs ``script`` with ``workers`` MPI workers."""
+    from ..pools import find_mpiexec
+
+    expect(callable(fn), "Pass your function itself, `mpi_command`, not the result of calling it.")
+    for script, workers in (("run.py", 2), ("/tmp/sampler.py", 1), ("fit.py", 7)):
+        got = fn(script, workers)
+        expect(
+            isinstance(got, (list, tuple)) and all(isinstance(a, str) for a in got),
+            f"mpi_command({script!r}, {workers}) returned {got!r}; it should return a list of strings "
+            "(the arguments for subprocess.run), numbers converted with str().",
+        )
+        got = list(got)
+        expect(
+            len(got) >= 5 and os.path.basename(got[0]).startswith("mpiexec"),
+            f"mpi_command({script!r}, {workers}) returned {got}; it should start with the mpiexec program "
+            "(find_mpiexec() gives its path).",
+        )
+        expect(
+            got[0] == find_mpiexec() or os.path.isabs(got[0]),
+            f"The first argument {got[0]!r} is a bare name: use the full path from find_mpiexec(), so that the "
+            "mpiexec of this environment runs, not another one on PATH.",
+        )
+        expect("-n" in got[:-1], f"{got} does not say how many processes to start: add '-n' and a count.")
+        count = got[got.index("-n") + 1]
+        if count == str(workers):
+            raise AssertionError(
+                f"For {workers} worker(s) you start {count} process(es), but rank 0 is the master and evaluates no "
+                f"log-probabilities: {workers} workers need {workers + 1} ranks."
+            )
+        expect(count == str(workers + 1), f"For {workers} worker(s), '-n' is followed by {count!r}; expected {str(workers + 1)!r}.")
+        expect(
+            sys.executable in got,
+            f"{got} does not run this Python ({sys.executable}). A bare 'python' may find another interpreter, "
+            "one without emcee or mpi4py: use sys.executable.",
+        )
+        expect(
+            got[-1] == script and got.index(sys.executable) < len(got) - 1,
+            f"{got} should end with the script, {script!r}, after the Python interpreter.",
+        )
+    passed("mpi_command")
+
+
+def reference_log_prob_noise(thetas: np.ndarray) -> np.ndarray:
+    """The answer of the vectorised exercise, in NumPy (float64), for comparison."""
+    from ..models import sinusoid
+
+    t, y = sinusoid.data()
+    thetas = np.asarray(thetas, dtype=float)
+    amplitude, frequency, phase, offset, log_sigma = (thetas[:, i, None] for i in range(5))
+    resid = y - (amplitude * np.sin(2 * np.pi * frequency * t + phase) + offset)
+    sigma2 = np.exp(2 * log_sigma)
+    loglik = -0.5 * np.sum(resid**2, axis=1) / sigma2[:, 0] - t.size * log_sigma[:, 0]
+    low = np.append(sinusoid.PRIOR_LOW, -5.0)
+    high = np.append(sinusoid.PRIOR_HIGH, 5.0)
+    inside = np.all((thetas > low) & (thetas < high), axis=1)
+    return np.where(inside, loglik, -np.inf)
+
+
+def vectorized_log_prob(fn: Callable[[np.ndarray], Any]) -> None:
+    """Check a vectorised log-density for emcee: ``(n, 5)`` NumPy in, ``(n,)`` NumPy float out."""
+    from ..models import sinusoid
+
+    expect(callable(fn), "Pass your function itself, not the result of calling it.")
+    rng = np.random.default_rng(11)
+    truth = np.append(sinusoid.TRUE_PARAMS, np.log(sinusoid.NOISE_SCALE))
+    for n in (16, 32, 3):
+        thetas = truth + 1e-3 * rng.normal(size=(n, 5))
+        thetas[-1, 0] = -1.0  # a negative amplitude: outside the prior
+        if n == 32:
+            thetas[0, 4] = 6.0  # log sigma above the prior's bound
+        out = fn(thetas)
+        if type(out).__module__.startswith("jax"):
+            raise AssertionError(
+                f"The function returned a {type(out).__name__}, a JAX array. emcee works on NumPy arrays: "
+                "convert the result with np.asarray(...) before returning it."
+            )
+        expect(isinstance(out, np.ndarray), f"The function returned {type(out).__name__}; return a NumPy array.")
+        expect(
+            out.shape == (n,),
+            f"For {n} walkers the function returned shape {out.shape}; emcee needs one value per walker, shape ({n},)."
+            + (" Drop the extra axis (for example with out[:, 0] or by returning a scalar per walker)." if out.size == n else "")
+            + (" Do not sum over the walkers." if out.size == 1 else ""),
+        )
+        expect(np.issubdtype(out.dtype, np.floating), f"The values have dtype {out.dtype}; they should be floats.")
+        want = reference_log_prob_noise(thetas)
+        outside = ~np.isfinite(want)
+        expect(
+            np.all(out[outside] == -np.inf),
+            "Walkers outside the prior box (for example a negative amplitude, or log sigma above 5) must get -inf; "
+            f"got {out[outside].tolist()}.",
+        )
+        ok = np.isclose(out[~outside], want[~outside], rtol=1e-5, atol=0.5)
+        if not ok.all():
+            diff = out[~outside] - want[~outside]
+            hint = ""
+            norm = sinusoid.NUM_POINTS * thetas[~outside, 4]
+            if np.allclose(diff, norm, rtol=1e-4, atol=0.5):
+                hint = (
+                    " The difference is n*log(sigma): the -n*log(sigma) term is missing. With sigma unknown "
+                    "it is not a constant and cannot be dropped."
+                )
+            elif np.allclose(diff, diff[0], rtol=1e-4, atol=0.5):
+                hint = " The values differ by a constant: drop constant terms such as -n*log(2*pi)/2."
+            raise AssertionError(
+                f"The log-densities differ from the reference by up to {np.abs(diff).max():.3g} "
+                f"(for example {out[~outside][0]:.2f} instead of {want[~outside][0]:.2f}).{hint}"
+            )
+    passed("vectorized_log_prob")
