@@ -1,0 +1,129 @@
+"""Checks for the exercises of the part "Chains across devices with NumPyro"."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from . import expect, passed
+
+__all__ = ["split_compile", "chain_split", "gaussian_consensus"]
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+
+
+# (compile seconds, seconds per iteration, short length, long length)
+_RUNS = [(3.0, 0.002, 1000, 3000), (7.5, 0.0005, 500, 2000), (0.8, 0.01, 200, 250), (12.0, 0.0001, 1500, 6000)]
+
+
+def split_compile(fn: Callable[[float, int, float, int], Any]) -> None:
+    """Check ``fn(wall_short, n_short, wall_long, n_long) -> (compile_seconds, seconds_per_iteration)``."""
+    expect(callable(fn), "Pass your function itself, `split_compile`, not the result of calling it.")
+    for compile_s, per_it, n_short, n_long in _RUNS:
+        wall_short, wall_long = compile_s + per_it * n_short, compile_s + per_it * n_long
+        got = fn(wall_short, n_short, wall_long, n_long)
+        expect(
+            isinstance(got, (tuple, list)) and len(got) == 2 and all(_is_number(v) for v in got),
+            f"split_compile returned {got!r}; return a pair of numbers (compile_seconds, seconds_per_iteration).",
+        )
+        c, p = float(got[0]), float(got[1])
+        if np.isclose(c, per_it, rtol=1e-6) and np.isclose(p, compile_s, rtol=1e-6):
+            raise AssertionError("The pair is the wrong way round: return (compile_seconds, seconds_per_iteration).")
+        if np.isclose(p, wall_long / n_long, rtol=1e-6) or np.isclose(p, wall_short / n_short, rtol=1e-6):
+            raise AssertionError(
+                f"For runs of {wall_short:.2f} s ({n_short} iterations) and {wall_long:.2f} s ({n_long}) your time per "
+                f"iteration is a wall time divided by its length, which still contains the compilation. Use the "
+                f"difference of the two runs: compilation is the same in both and cancels."
+            )
+        expect(
+            np.isclose(p, per_it, rtol=1e-6, atol=1e-12),
+            f"For runs of {wall_short:.4f} s ({n_short} iterations) and {wall_long:.4f} s ({n_long}) the time per "
+            f"iteration is {per_it:g} s; you returned {p:g}.",
+        )
+        expect(
+            np.isclose(c, compile_s, rtol=1e-6, atol=1e-9),
+            f"For runs of {wall_short:.4f} s ({n_short} iterations) and {wall_long:.4f} s ({n_long}) the compilation "
+            f"is {compile_s:g} s; you returned {c:g}. It is what is left of a run once its iterations are paid for.",
+        )
+    passed("split_compile")
+
+
+_SPLITS = [(3, 2), (2, 8), (8, 8), (10, 4), (1, 3), (7, 3), (16, 8), (5, 1)]
+
+
+def chain_split(fn: Callable[[int, int], Any]) -> None:
+    """Check ``fn(n_chains, n_devices)``: one list of chain numbers per device, every chain once, balanced."""
+    expect(callable(fn), "Pass your function itself, `chain_split`, not the result of calling it.")
+    for n_chains, n_devices in _SPLITS:
+        got = fn(n_chains, n_devices)
+        where = f"chain_split({n_chains}, {n_devices})"
+        try:
+            groups = [[int(c) for c in g] for g in got]
+        except TypeError:
+            raise AssertionError(f"{where} returned {got!r}; return a list with one list (or range) of chain numbers per device.") from None
+        expect(
+            len(groups) == n_devices,
+            f"{where} returned {len(groups)} group(s); return exactly one per device ({n_devices}), empty for a device without chains.",
+        )
+        flat = [c for g in groups for c in g]
+        extra = sorted(c for c in set(flat) if not 0 <= c < n_chains)
+        expect(not extra, f"{where} runs chain(s) {extra}, but only chains 0..{n_chains - 1} exist: you made up extra chains.")
+        twice = sorted(c for c in set(flat) if flat.count(c) > 1)
+        expect(not twice, f"{where} runs chain(s) {twice} more than once: each chain belongs to exactly one device.")
+        missing = sorted(set(range(n_chains)) - set(flat))
+        expect(not missing, f"{where} drops chain(s) {missing}: every chain must run on some device.")
+        sizes = [len(g) for g in groups]
+        expect(
+            max(sizes) - min(sizes) <= 1,
+            f"{where} gives the devices {sizes} chains: spread them as evenly as possible (sizes differ by at most 1), "
+            f"or the fullest device makes everyone wait.",
+        )
+    passed("chain_split")
+
+
+def _reference_consensus(means: np.ndarray, covs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    precisions = np.linalg.inv(covs)
+    cov = np.linalg.inv(precisions.sum(axis=0))
+    return cov @ np.einsum("sij,sj->i", precisions, means), cov
+
+
+def gaussian_consensus(fn: Callable[[np.ndarray, np.ndarray], Any]) -> None:
+    """Check ``fn(means, covs) -> (mean, cov)``: the product of S Gaussian sub-posteriors."""
+    expect(callable(fn), "Pass your function itself, `gaussian_consensus`, not the result of calling it.")
+    rng = np.random.default_rng(7)
+    for S, d in [(4, 3), (2, 1), (8, 2)]:
+        means = rng.normal(size=(S, d))
+        A = rng.normal(size=(S, d, d))
+        covs = A @ np.swapaxes(A, 1, 2) + np.eye(d) * rng.uniform(0.1, 3.0, size=(S, 1, 1))
+        got = fn(means.copy(), covs.copy())
+        expect(
+            isinstance(got, (tuple, list)) and len(got) == 2,
+            f"gaussian_consensus returned {type(got).__name__}; return a pair (mean, cov).",
+        )
+        mean, cov = np.asarray(got[0], dtype=float), np.asarray(got[1], dtype=float)
+        expect(mean.shape == (d,), f"With {S} shards of {d} parameter(s) the mean must have shape ({d},), got {mean.shape}.")
+        expect(cov.shape == (d, d), f"With {d} parameter(s) the covariance must have shape ({d}, {d}), got {cov.shape}.")
+        want_mean, want_cov = _reference_consensus(means, covs)
+        if np.allclose(mean, means.mean(axis=0)) and not np.allclose(want_mean, means.mean(axis=0)):
+            raise AssertionError(
+                "Your mean is the plain average of the shards' means. A shard whose sub-posterior is narrow knows "
+                "more and must weigh more: weight each mean by its precision, the inverse covariance."
+            )
+        if np.allclose(cov, covs.mean(axis=0)) or np.allclose(cov, covs.mean(axis=0) / S):
+            raise AssertionError(
+                "Your covariance averages the shards' covariances. The product of Gaussians adds precisions: "
+                "cov = inverse(sum of the inverse covariances)."
+            )
+        expect(
+            np.allclose(cov, want_cov, rtol=1e-6, atol=1e-9),
+            "The covariance is wrong: the product of the sub-posteriors has precision equal to the sum of their "
+            "precisions (inverse covariances).",
+        )
+        expect(
+            np.allclose(mean, want_mean, rtol=1e-6, atol=1e-9),
+            "The covariance is right but the mean is not: it is cov @ sum_s (precision_s @ mean_s).",
+        )
+    passed("gaussian_consensus")

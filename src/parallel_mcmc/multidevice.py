@@ -1,0 +1,390 @@
+"""Run NumPyro chains over several devices with one ``MCMC`` call.
+
+NumPyro's ``chain_method`` may be a callable that maps its per-chain function
+over the chains. :func:`shard_chains` builds one: a ``shard_map`` of a ``vmap``
+over a one-axis mesh of devices, which runs any number of chains on any number
+of devices. :func:`plan_chains` spreads the chains as evenly as possible; when
+they do not fill every device equally, the devices with fewer chains run
+copies of their own last chain as padding, which is dropped afterwards.
+
+:func:`run_chains` puts it together: it checks the arguments, accepts one
+initial value per chain, keeps the chain axis first in the samples (as R-hat
+needs) and reports what it did. :func:`estimate_memory` says how much memory the
+draws and the data take per device, and :class:`CompileLog` measures how much
+of a run was compilation.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+__all__ = [
+    "ChainPlan",
+    "plan_chains",
+    "shard_chains",
+    "latent_shapes",
+    "check_init_params",
+    "ChainRun",
+    "run_chains",
+    "MemoryEstimate",
+    "estimate_memory",
+    "CompileLog",
+]
+
+
+def _whole(name: str, value: Any, least: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        raise ValueError(f"{name} must be a whole number >= {least}, got {value!r}.")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class ChainPlan:
+    """Which chains run on which device.
+
+    ``counts[k]`` chains run on ``devices[k]``; chain numbers are given out in
+    order, so device 0 runs chains ``0 .. counts[0] - 1`` and so on. Only
+    devices that get at least one chain are listed.
+    """
+
+    n_chains: int
+    devices: tuple
+    counts: tuple[int, ...]
+
+    @property
+    def per_device(self) -> int:
+        """Chains each device runs side by side (padding included)."""
+        return max(self.counts)
+
+    @property
+    def n_padding(self) -> int:
+        """Padding chains: copies run so that every device has ``per_device`` chains."""
+        return self.per_device * len(self.devices) - self.n_chains
+
+    def chain_ranges(self) -> list[range]:
+        """The chain numbers each device runs, one ``range`` per device."""
+        starts = np.concatenate([[0], np.cumsum(self.counts)])
+        return [range(int(a), int(b)) for a, b in zip(starts[:-1], starts[1:])]
+
+    def slot_index(self) -> np.ndarray:
+        """For each slot (device-major), the chain it runs; padding repeats the device's last chain."""
+        slots = []
+        for r in self.chain_ranges():
+            slots.extend(list(r) + [r[-1]] * (self.per_device - len(r)))
+        return np.asarray(slots, dtype=np.int32)
+
+    def real_slots(self) -> np.ndarray:
+        """The slot of each chain 0 .. n_chains - 1: where to read its results back."""
+        return np.asarray(
+            [k * self.per_device + i for k, r in enumerate(self.chain_ranges()) for i in range(len(r))],
+            dtype=np.int32,
+        )
+
+    def __str__(self) -> str:
+        lines = [f"{self.n_chains} chain(s) on {len(self.devices)} device(s), "
+                 f"{self.per_device} per device, {self.n_padding} padding chain(s)"]
+        for d, r in zip(self.devices, self.chain_ranges()):
+            lines.append(f"  {d}: chains {list(r)}")
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(str(self))
+
+
+def plan_chains(n_chains: int, devices: Sequence | None = None) -> ChainPlan:
+    """Spread ``n_chains`` chains as evenly as possible over ``devices`` (default: all).
+
+    Device ``k`` gets ``n_chains // len(devices)`` chains, plus one for the first
+    ``n_chains % len(devices)`` devices; devices left with none are not used.
+    """
+    n_chains = _whole("n_chains", n_chains, 1)
+    if devices is None:
+        import jax
+
+        devices = jax.devices()
+    devices = tuple(devices)
+    if not devices:
+        raise ValueError("devices is empty: pass at least one device, for example jax.devices()[:2].")
+    if len(set(devices)) != len(devices):
+        raise ValueError("devices lists a device more than once; pass each device once.")
+    base, extra = divmod(n_chains, len(devices))
+    counts = [base + (1 if k < extra else 0) for k in range(len(devices))]
+    used = [(d, c) for d, c in zip(devices, counts) if c > 0]
+    return ChainPlan(n_chains, tuple(d for d, _ in used), tuple(c for _, c in used))
+
+
+def shard_chains(plan: ChainPlan, axis_name: str = "chains") -> Callable:
+    """A NumPyro ``chain_method``: ``shard_map`` of ``vmap`` over the plan's devices.
+
+    NumPyro calls ``chain_method(f)(args)``, where ``f`` runs one chain and every
+    array in ``args`` has the chains on its leading axis. The returned callable
+    reorders those rows into device slots (adding the padding), runs
+    ``vmap(f)`` on each device's block inside ``shard_map`` over a mesh with
+    ``Auto`` axis ``axis_name``, and reads the real chains back in order.
+    """
+    import jax
+    from jax.sharding import AxisType, Mesh
+    from jax.sharding import PartitionSpec as P
+
+    if not isinstance(plan, ChainPlan):
+        raise TypeError(f"plan must be a ChainPlan from plan_chains(), got {type(plan).__name__}.")
+    mesh = Mesh(np.asarray(plan.devices), (axis_name,), axis_types=(AxisType.Auto,))
+    slots, real = plan.slot_index(), plan.real_slots()
+
+    def chain_method(per_chain: Callable) -> Callable:
+        mapped = jax.jit(
+            jax.shard_map(
+                jax.vmap(per_chain), mesh=mesh, in_specs=P(axis_name), out_specs=P(axis_name),
+                check_vma=False,  # NUTS's while loops mix per-device and shared values
+            )
+        )
+
+        def run(args):
+            leading = {np.shape(x)[0] for x in jax.tree.leaves(args)}
+            if leading != {plan.n_chains}:
+                raise ValueError(
+                    f"The plan is for {plan.n_chains} chains but NumPyro passed arrays with leading "
+                    f"axes {sorted(leading)}; make the plan with the MCMC's num_chains."
+                )
+            out = mapped(jax.tree.map(lambda x: x[slots], args))
+            return jax.tree.map(lambda x: x[real], out)
+
+        return run
+
+    return chain_method
+
+
+def latent_shapes(model: Callable, *model_args: Any, **model_kwargs: Any) -> dict[str, tuple[int, ...]]:
+    """Shapes of the model's latent sites in NumPyro's unconstrained space, for one chain."""
+    import jax
+    from numpyro import handlers
+    from numpyro.distributions.transforms import biject_to
+
+    tr = handlers.trace(handlers.seed(model, jax.random.key(0))).get_trace(*model_args, **model_kwargs)
+    shapes = {}
+    for name, site in tr.items():
+        if site["type"] == "sample" and not site["is_observed"]:
+            shape = biject_to(site["fn"].support).inverse_shape(np.shape(site["value"]))
+            shapes[name] = tuple(int(s) for s in shape)
+    return shapes
+
+
+def check_init_params(init_params: Any, shapes: dict[str, tuple[int, ...]], n_chains: int) -> dict[str, Any]:
+    """Check per-chain initial values: one row per chain for every latent site, nothing else.
+
+    ``init_params[name]`` must have shape ``(n_chains, *shapes[name])``. Returns
+    the dict unchanged; raises ``TypeError`` or ``ValueError`` saying what to fix.
+    """
+    if not isinstance(init_params, dict):
+        raise TypeError(
+            f"init_params must be a dict from site name to an array with one row per chain, "
+            f"got {type(init_params).__name__}."
+        )
+    unknown = sorted(set(init_params) - set(shapes))
+    missing = sorted(set(shapes) - set(init_params))
+    if unknown:
+        raise ValueError(f"init_params names {unknown}, which are not latent sites of the model; its sites are {sorted(shapes)}.")
+    if missing:
+        raise ValueError(f"init_params gives no initial value for {missing}; give every latent site {sorted(shapes)}.")
+    for name, value in init_params.items():
+        want = (n_chains, *shapes[name])
+        if tuple(np.shape(value)) != want:
+            raise ValueError(
+                f"init_params[{name!r}] has shape {tuple(np.shape(value))}, but {n_chains} chain(s) of a site "
+                f"of shape {shapes[name]} need shape {want}: one row per chain, chains first."
+            )
+    return init_params
+
+
+@dataclass
+class ChainRun:
+    """What :func:`run_chains` returns.
+
+    ``samples`` maps each site to a NumPy array with the chains first:
+    ``(n_chains, num_samples, *site_shape)``. ``mcmc`` is NumPyro's ``MCMC``
+    object (for ``az.from_numpyro``), ``plan`` the chain layout, ``seconds``
+    the wall time of the run and ``compile_seconds`` the part of it JAX spent
+    compiling.
+    """
+
+    samples: dict[str, np.ndarray]
+    mcmc: Any
+    plan: ChainPlan
+    seconds: float
+    compile_seconds: float = 0.0
+    extra_fields: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def to_arviz(self):
+        """An ArviZ ``InferenceData`` with the chain axis kept."""
+        import arviz as az
+
+        return az.from_numpyro(self.mcmc)
+
+
+def run_chains(
+    model: Callable,
+    *model_args: Any,
+    num_chains: int,
+    num_warmup: int,
+    num_samples: int,
+    rng_key: Any,
+    init_params: dict[str, Any] | None = None,
+    devices: Sequence | None = None,
+    kernel: Any = None,
+    extra_fields: tuple[str, ...] = (),
+    **model_kwargs: Any,
+) -> ChainRun:
+    """Run ``num_chains`` chains of NUTS (or ``kernel``) on ``devices`` with one ``MCMC.run``.
+
+    Chains are spread as evenly as possible (:func:`plan_chains`). Chain ``i``
+    uses the ``i``-th of NumPyro's keys split from ``rng_key`` and, if given,
+    row ``i`` of each array in ``init_params`` (unconstrained values, shape
+    ``(num_chains, *site_shape)``, also for a single chain), whatever the
+    number of devices.
+    """
+    import jax
+    from numpyro.infer import MCMC, NUTS
+
+    num_chains = _whole("num_chains", num_chains, 1)
+    num_warmup = _whole("num_warmup", num_warmup, 0)
+    num_samples = _whole("num_samples", num_samples, 1)
+    if not callable(model):
+        raise TypeError(f"model must be a NumPyro model function, got {type(model).__name__}.")
+    plan = plan_chains(num_chains, devices)
+    if init_params is not None:
+        check_init_params(init_params, latent_shapes(model, *model_args, **model_kwargs), num_chains)
+        init_params = {k: jax.numpy.asarray(v) for k, v in init_params.items()}
+        if num_chains == 1:  # NumPyro takes a single chain's values without the chain axis
+            init_params = {k: v[0] for k, v in init_params.items()}
+    kernel = NUTS(model) if kernel is None else kernel
+    mcmc = MCMC(
+        kernel, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
+        chain_method=shard_chains(plan), progress_bar=False,
+    )
+    with CompileLog() as log:
+        start = time.perf_counter()
+        mcmc.run(rng_key, *model_args, init_params=init_params, extra_fields=tuple(extra_fields), **model_kwargs)
+        samples = jax.block_until_ready(mcmc.get_samples(group_by_chain=True))
+        seconds = time.perf_counter() - start
+    extras = mcmc.get_extra_fields(group_by_chain=True) if extra_fields else {}
+    return ChainRun(
+        samples={k: np.asarray(v) for k, v in samples.items()},
+        mcmc=mcmc, plan=plan, seconds=seconds, compile_seconds=log.seconds,
+        extra_fields={k: np.asarray(v) for k, v in extras.items()},
+    )
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """Bytes one device needs for draws, sampler state and data (XLA's scratch space not counted)."""
+
+    chains_per_device: int
+    draws_bytes: int
+    state_bytes: int
+    data_bytes: int
+
+    @property
+    def per_device_bytes(self) -> int:
+        return self.draws_bytes + self.state_bytes + self.data_bytes
+
+    def __str__(self) -> str:
+        mib = 2**20
+        return (
+            f"per device ({self.chains_per_device} chain(s)): draws {self.draws_bytes / mib:.2f} MiB, "
+            f"sampler state {self.state_bytes / mib:.3f} MiB, data {self.data_bytes / mib:.2f} MiB, "
+            f"total {self.per_device_bytes / mib:.2f} MiB"
+        )
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(str(self))
+
+
+def estimate_memory(
+    plan: ChainPlan,
+    num_samples: int,
+    n_latent: int,
+    data_bytes: int,
+    *,
+    itemsize: int = 4,
+    dense_mass: bool = False,
+) -> MemoryEstimate:
+    """Estimate one device's memory for a run laid out by ``plan``.
+
+    Each device stores ``plan.per_device`` chains (padding included) of
+    ``num_samples`` draws of ``n_latent`` numbers, keeps a copy of all the data
+    (every chain needs all of it), and per chain a NUTS state of a few vectors
+    of length ``n_latent`` (position, momentum, gradient, the ends of the
+    trajectory, the mass-matrix estimate: about 10) plus an ``n_latent`` squared
+    matrix when the mass matrix is dense.
+    """
+    if not isinstance(plan, ChainPlan):
+        raise TypeError(f"plan must be a ChainPlan from plan_chains(), got {type(plan).__name__}.")
+    num_samples = _whole("num_samples", num_samples, 1)
+    n_latent = _whole("n_latent", n_latent, 1)
+    data_bytes = _whole("data_bytes", data_bytes, 0)
+    itemsize = _whole("itemsize", itemsize, 1)
+    k = plan.per_device
+    state = 10 * n_latent + (2 * n_latent**2 if dense_mass else 0)
+    return MemoryEstimate(k, k * num_samples * n_latent * itemsize, k * state * itemsize, data_bytes)
+
+
+class CompileLog:
+    """Measure the time JAX spends tracing, lowering and compiling inside a ``with`` block.
+
+    Listens to JAX's own monitoring events (``/jax/core/compile/...``). Tracing
+    an outer function traces the functions it calls, so those events nest; each
+    event is turned into a time interval and ``seconds`` is the length of their
+    union: compilation alone, counted once. ``compiles`` counts backend
+    compilations and ``compiled`` counts them by function name.
+    """
+
+    _EVENTS = (
+        "/jax/core/compile/jaxpr_trace_duration",
+        "/jax/core/compile/jaxpr_to_mlir_module_duration",
+        "/jax/core/compile/backend_compile_duration",
+    )
+
+    def __init__(self) -> None:
+        self.compiles = 0
+        self.compiled: Counter[str] = Counter()
+        self._spans: list[tuple[float, float]] = []
+        self._active = False
+
+    def _listen(self, event: str, duration: float, **kwargs: Any) -> None:
+        if self._active and event in self._EVENTS:
+            end = time.perf_counter()
+            self._spans.append((end - duration, end))
+            if event == self._EVENTS[-1]:
+                self.compiles += 1
+                self.compiled[str(kwargs.get("fun_name", "?"))] += 1
+
+    @property
+    def seconds(self) -> float:
+        """Seconds spent compiling (union of the compile events' intervals)."""
+        total, reach = 0.0, -np.inf
+        for start, end in sorted(self._spans):
+            if end > reach:
+                total += end - max(start, reach)
+                reach = end
+        return total
+
+    def __enter__(self) -> "CompileLog":
+        import jax
+
+        self._active = True
+        jax.monitoring.register_event_duration_secs_listener(self._listen)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import jax
+
+        self._active = False
+        try:
+            jax.monitoring.unregister_event_duration_listener(self._listen)
+        except (AssertionError, ValueError):
+            pass  # already removed; it is inactive anyway
