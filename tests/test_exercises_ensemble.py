@@ -25,6 +25,12 @@ def test_data_sent_once_accepts_initializer(data, capsys):
     assert "✔" in capsys.readouterr().out
 
 
+def test_data_sent_once_accepts_small_partial(data, capsys):
+    fn = functools.partial(pools.log_prob_worker_data, cost=0.0)
+    check.data_sent_once(fn, dict(initializer=pools.set_worker_data, initargs=(data,)), data)
+    assert "✔" in capsys.readouterr().out
+
+
 def test_data_sent_once_rejects_data_in_args(data):
     with pytest.raises(AssertionError, match="still carries"):
         check.data_sent_once(pools.log_prob_with_data, {}, data, args=(data,))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import multiprocessing as mp
 import os
@@ -21,6 +22,8 @@ _SMALL_TASK_BYTES = 10_000
 
 def _importable(obj: Any) -> bool:
     """True if a spawned worker could import ``obj`` by its module and name."""
+    if isinstance(obj, functools.partial):
+        return _importable(obj.func)
     module = getattr(obj, "__module__", None)
     name = getattr(obj, "__qualname__", None)
     if not module or not name or module == "__main__" or "<" in name:
