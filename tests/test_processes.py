@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from parallel_mcmc.processes import ProcessGroupError, find_mpiexec, free_port, run_processes
+from parallel_mcmc.processes import ProcessGroupError, free_port, run_processes
 
 # Two processes join one JAX program and add their process indices with a collective.
 JOIN = textwrap.dedent(
@@ -76,14 +75,6 @@ def test_bad_input(tmp_path, join_script):
         run_processes(join_script, 1, launcher="ssh")
     with pytest.raises(ValueError, match="timeout"):
         run_processes(join_script, 1, timeout=0)
-
-
-def test_find_mpiexec_prefers_the_environment_and_says_what_to_install(monkeypatch, tmp_path):
-    assert Path(find_mpiexec()) == Path(sys.executable).with_name("mpiexec")
-    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
-    monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(FileNotFoundError, match="pip install mpi4py mpich"):
-        find_mpiexec()
 
 
 def test_free_port_is_a_port():

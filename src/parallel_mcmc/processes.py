@@ -12,7 +12,6 @@ failure into one error that shows what each process printed.
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -21,7 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-__all__ = ["ProcessGroupError", "GroupRun", "find_mpiexec", "free_port", "run_processes"]
+from .pools import find_mpiexec  # the same mpiexec as the MPI pools of the emcee part
+
+__all__ = ["ProcessGroupError", "GroupRun", "free_port", "run_processes"]
 
 
 class ProcessGroupError(RuntimeError):
@@ -35,24 +36,6 @@ class GroupRun:
     outputs: tuple[str, ...]
     seconds: float
     launcher: str
-
-
-def find_mpiexec() -> str:
-    """The ``mpiexec`` to use: the one beside this Python (from PyPI's ``mpich``), else the system's.
-
-    Raises :class:`FileNotFoundError` that says what to install when there is none.
-    """
-    beside = Path(sys.executable).with_name("mpiexec")
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    found = shutil.which("mpiexec")
-    if found:
-        return found
-    raise FileNotFoundError(
-        "No mpiexec found beside this Python or on PATH. Install MPI into this environment with "
-        "`python -m pip install mpi4py mpich` (the book's requirements.txt does this), or install "
-        "your system's MPI (for example `apt-get install mpich`) and restart the kernel."
-    )
 
 
 def free_port() -> int:
