@@ -32,7 +32,9 @@ book: $(STAMP) $(ASSETS)
 	@mkdir -p _build
 	@if [ ! -e _build/.src-stamp ] || [ -n "$$(find src -newer _build/.src-stamp -type f | head -n 1)" ]; then \
 		echo "src/ changed: executing every notebook again"; rm -rf _build/.jupyter_cache; fi
-	$(VENV)/bin/jupyter-book build . --path-output . $(JB_FLAGS)
+	@# Sphinx keeps the pages it wrote with warnings as up to date: forget them when the build fails,
+	@# so that the next `make book` reads every page again instead of passing without looking.
+	$(VENV)/bin/jupyter-book build . --path-output . $(JB_FLAGS) || { rm -rf _build/.doctrees; exit 1; }
 	@touch _build/.src-stamp
 	@echo "Open _build/html/index.html"
 
