@@ -176,6 +176,7 @@ def test_timed_and_interleaved_keep_outputs():
         ch.time_interleaved({"a": ("f",)})
 
 
+@pytest.mark.filterwarnings("ignore:More chains .* than draws:UserWarning")  # the reference run is short on purpose
 def test_to_inference_data_and_diagnostics(reference):
     import arviz as az
 
