@@ -6,7 +6,7 @@ matplotlib.use("Agg")
 
 import pytest
 
-from parallel_mcmc.plots import plot_scaling, plot_speedups
+from parallel_mcmc.plots import plot_scaling, plot_speedups, plot_times_vs_ideal
 from parallel_mcmc.timing import Timing, speedup
 
 
@@ -35,3 +35,11 @@ def test_scaling_plot_has_both_lines():
 def test_scaling_plot_rejects_mismatched_lengths():
     with pytest.raises(ValueError, match="equal length"):
         plot_scaling([1, 2], [1.0], [1.0, 0.5])
+
+
+def test_time_bars_show_measured_and_ideal():
+    ax = plot_times_vs_ideal(["a", "b"], [1.0, 2.0], [1.0, 0.5])
+    heights = sorted(round(p.get_height(), 6) for p in ax.patches)
+    assert heights == [0.5, 1.0, 1.0, 2.0]
+    with pytest.raises(ValueError, match="equal length"):
+        plot_times_vs_ideal(["a"], [1.0, 2.0], [1.0])

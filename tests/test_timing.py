@@ -71,3 +71,31 @@ def test_speedup_rejects_bad_parts():
         speedup(t, t, ideal=0)
     with pytest.raises(TypeError, match="Timing"):
         speedup(1.0, t, ideal=2)
+
+
+def test_cores_busy_tells_waiting_from_working():
+    import time
+
+    calls = []
+
+    def sleep(seconds):
+        calls.append(seconds)
+        time.sleep(seconds)
+
+    def spin(seconds):
+        end = time.process_time() + seconds
+        while time.process_time() < end:
+            pass
+
+    assert timing.cores_busy(sleep, 0.05, calls=3, warmup=2) < 0.2
+    assert len(calls) == 5
+    assert timing.cores_busy(spin, 0.05, calls=3) > 0.3  # loose: the machine may be shared
+
+
+def test_cores_busy_rejects_bad_input():
+    with pytest.raises(TypeError, match="callable"):
+        timing.cores_busy(3.0)
+    with pytest.raises(ValueError, match="calls"):
+        timing.cores_busy(abs, 1, calls=0)
+    with pytest.raises(ValueError, match="warmup"):
+        timing.cores_busy(abs, 1, warmup=-1)

@@ -7,10 +7,8 @@ that chain's key into one key per draw), so all of them produce the same
 draws from the same keys; they differ only in how the chains are laid out:
 
 ================================  =============================================
-:func:`chain_runner`              one chain, ``lax.scan`` over draws
 :func:`sequential_runner`         chains one after another (``lax.map``), one device
 :func:`vmap_runner`               all chains in lockstep (``vmap`` inside the step)
-:func:`pmap_runner`               one chain per device, ``jax.pmap`` (older API)
 :func:`shard_map_runner`          chains split over a mesh axis, ``jax.shard_map``
 ================================  =============================================
 
@@ -18,22 +16,19 @@ Multi-chain runners return ``(positions, info)`` with axes ``(chain, draw, ...)`
 
 The accounting functions read the number of integration steps (gradient
 evaluations) each chain took for each draw, ``info.num_integration_steps``
-for NUTS, and turn it into the cost of running chains in lockstep and the
-ideal speedups that a measurement should approach.
+for NUTS, and turn it into the cost of running chains in lockstep, from
+which the chapters compute the ideal speedups a measurement should approach.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
 __all__ = [
-    "chain_runner",
     "sequential_runner",
     "vmap_runner",
-    "pmap_runner",
     "shard_map_runner",
     "timed",
     "time_interleaved",
@@ -41,11 +36,8 @@ __all__ = [
     "lockstep_cost",
     "lockstep_efficiency",
     "device_loads",
-    "IdealTimes",
-    "ideal_times",
     "to_inference_data",
     "plot_steps_per_draw",
-    "plot_times_vs_ideal",
 ]
 
 Step = Callable[[Any, Any], tuple[Any, Any]]
@@ -74,14 +66,6 @@ def _one_chain(step: Step, num_draws: int):
         return positions, info
 
     return run
-
-
-def chain_runner(step: Step, num_draws: int):
-    """Compiled ``f(key, state) -> (positions, info)`` for one chain, axes ``(draw, ...)``."""
-    import jax
-
-    _check_step(step, num_draws)
-    return jax.jit(_one_chain(step, num_draws))
 
 
 def sequential_runner(step: Step, num_draws: int):
@@ -113,17 +97,6 @@ def vmap_runner(step: Step, num_draws: int):
         return jax.tree.map(lambda x: x.swapaxes(0, 1), out)  # back to (chain, draw, ...)
 
     return jax.jit(run)
-
-
-def pmap_runner(step: Step, num_draws: int):
-    """``jax.pmap`` of the one-chain loop: one chain per device (the older API).
-
-    Fails when there are more chains than devices; see :func:`shard_map_runner`.
-    """
-    import jax
-
-    _check_step(step, num_draws)
-    return jax.pmap(_one_chain(step, num_draws))
 
 
 def shard_map_runner(step: Step, num_draws: int, mesh: Any, axis_name: str = "chains", inner: str = "map"):
@@ -259,50 +232,6 @@ def device_loads(steps: Any, num_devices: int) -> np.ndarray:
     return steps.reshape(num_devices, -1).sum(axis=1)
 
 
-@dataclass(frozen=True)
-class IdealTimes:
-    """Ideal run times (seconds) of each layout, predicted from step counts and step costs."""
-
-    sequential: float
-    vmap: float
-    parallel: float
-    num_devices: int
-    cores: int
-
-    def speedup(self, layout: str) -> float:
-        """Ideal speedup of ``layout`` ("vmap" or "parallel") over running the chains one after another."""
-        if layout not in ("vmap", "parallel", "sequential"):
-            raise ValueError(f"layout must be 'sequential', 'vmap' or 'parallel', got {layout!r}.")
-        return self.sequential / getattr(self, layout)
-
-
-def ideal_times(steps: Any, step_seconds: float, vmapped_step_seconds: float, num_devices: int, cores: int) -> IdealTimes:
-    """Predict each layout's time from the measured work.
-
-    - one after another: every chain's own steps at ``step_seconds`` each;
-    - ``vmap`` on one device: the lockstep cost at ``vmapped_step_seconds``
-      (the cost of one step of all chains together);
-    - split over ``num_devices`` devices, each running its chains one after
-      another: the busiest device's steps, but never faster than ``cores``
-      cores can do the total.
-    """
-    steps = _steps_2d(steps)
-    for name, value in (("step_seconds", step_seconds), ("vmapped_step_seconds", vmapped_step_seconds)):
-        if not value > 0:
-            raise ValueError(f"{name} must be a positive time in seconds, got {value!r}.")
-    if isinstance(cores, bool) or not isinstance(cores, int) or cores < 1:
-        raise ValueError(f"cores must be a whole number >= 1, got {cores!r}.")
-    loads = device_loads(steps, num_devices)
-    total = float(steps.sum())
-    return IdealTimes(
-        sequential=total * step_seconds,
-        vmap=lockstep_cost(steps) * vmapped_step_seconds,
-        parallel=max(float(loads.max()), total / min(cores, num_devices)) * step_seconds,
-        num_devices=num_devices,
-        cores=cores,
-    )
-
-
 def to_inference_data(positions: Mapping[str, Any]):
     """ArviZ ``InferenceData`` from a dict of ``(chain, draw)`` arrays, for R-hat and ESS."""
     import arviz as az
@@ -334,32 +263,6 @@ def plot_steps_per_draw(steps: Any, ax=None, title: str | None = None, max_chain
     ax.set_ylabel("integration steps")
     ax.set_yscale("log", base=2)
     ax.legend(frameon=False, fontsize=7, ncol=2)
-    if title:
-        ax.set_title(title)
-    return ax
-
-
-def plot_times_vs_ideal(
-    labels: Sequence[str], measured: Sequence[float], ideal: Sequence[float], ax=None, title: str | None = None
-):
-    """Bars of measured seconds with the ideal seconds of each beside them."""
-    import matplotlib.pyplot as plt
-
-    if not (len(labels) == len(measured) == len(ideal)) or not labels:
-        raise ValueError(
-            f"labels, measured and ideal must be non-empty and of equal length, got "
-            f"{len(labels)}, {len(measured)} and {len(ideal)}."
-        )
-    if ax is None:
-        _, ax = plt.subplots(figsize=(1.8 + 1.2 * len(labels), 3.2))
-    x = np.arange(len(labels))
-    ax.bar(x - 0.2, measured, width=0.4, label="measured")
-    ax.bar(x + 0.2, ideal, width=0.4, label="ideal", color="lightgray", edgecolor="gray")
-    for xi, m in zip(x, measured):
-        ax.annotate(f"{m:.2f} s", (xi - 0.2, m), ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(x, list(labels), rotation=15)
-    ax.set_ylabel("seconds (median)")
-    ax.legend(frameon=False)
     if title:
         ax.set_title(title)
     return ax

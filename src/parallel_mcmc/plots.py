@@ -1,4 +1,4 @@
-"""Plots that recur in the book: measured speedups beside their ideals."""
+"""Plots that recur in the book: measured speedups and times beside their ideals."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Sequence
 
 from .timing import Speedup
 
-__all__ = ["plot_speedups", "plot_scaling"]
+__all__ = ["plot_speedups", "plot_scaling", "plot_times_vs_ideal"]
 
 
 def plot_speedups(records: Sequence[Speedup], ax=None, title: str | None = None):
@@ -67,6 +67,33 @@ def plot_scaling(
     ax.set_xlabel(xlabel)
     ax.set_ylabel("seconds (median)")
     ax.set_ylim(bottom=0)
+    ax.legend(frameon=False)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def plot_times_vs_ideal(
+    labels: Sequence[str], measured: Sequence[float], ideal: Sequence[float], ax=None, title: str | None = None
+):
+    """Bars of measured seconds with the ideal seconds of each beside them."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    if not (len(labels) == len(measured) == len(ideal)) or not labels:
+        raise ValueError(
+            f"labels, measured and ideal must be non-empty and of equal length, got "
+            f"{len(labels)}, {len(measured)} and {len(ideal)}."
+        )
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.8 + 1.2 * len(labels), 3.2))
+    x = np.arange(len(labels))
+    ax.bar(x - 0.2, measured, width=0.4, label="measured")
+    ax.bar(x + 0.2, ideal, width=0.4, label="ideal", color="lightgray", edgecolor="gray")
+    for xi, m in zip(x, measured):
+        ax.annotate(f"{m:.2f} s", (xi - 0.2, m), ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(x, list(labels), rotation=15)
+    ax.set_ylabel("seconds (median)")
     ax.legend(frameon=False)
     if title:
         ax.set_title(title)

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-__all__ = ["Timing", "Speedup", "time_call", "speedup"]
+__all__ = ["Timing", "Speedup", "time_call", "speedup", "cores_busy"]
 
 
 @dataclass(frozen=True)
@@ -129,6 +129,28 @@ class Speedup:
 
     def _repr_pretty_(self, printer, cycle) -> None:
         printer.text(str(self))
+
+
+def cores_busy(fn: Callable[..., Any], *args: Any, calls: int = 1, warmup: int = 1, **kwargs: Any) -> float:
+    """How many cores this process kept busy while ``fn(*args, **kwargs)`` ran.
+
+    CPU seconds of the whole process (all its threads) over wall-clock seconds,
+    over ``calls`` calls after ``warmup`` untimed ones (compilation left out),
+    every output waited for. About 1 means one core did the work; about the
+    core count means the calls used the whole machine. Other programs on the
+    machine lower it: it counts only what this process got.
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}; pass the function itself, not its result.")
+    for name, value, least in (("calls", calls, 1), ("warmup", warmup, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError(f"{name} must be a whole number >= {least}, got {value!r}.")
+    for _ in range(warmup):
+        _block(fn(*args, **kwargs))
+    wall, cpu = time.perf_counter(), time.process_time()
+    for _ in range(calls):
+        _block(fn(*args, **kwargs))
+    return (time.process_time() - cpu) / (time.perf_counter() - wall)
 
 
 def speedup(baseline: Timing, candidate: Timing, ideal: float, ideal_reason: str = "") -> Speedup:
