@@ -26,6 +26,8 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from .validate import whole_number
+
 __all__ = [
     "sequential_runner",
     "vmap_runner",
@@ -49,8 +51,7 @@ def _check_step(step: Any, num_draws: Any) -> None:
             f"step must be a transition function step(key, state) -> (state, info), such as "
             f"blackjax.nuts(...).step; got {type(step).__name__}."
         )
-    if isinstance(num_draws, bool) or not isinstance(num_draws, int) or num_draws < 1:
-        raise ValueError(f"num_draws must be a whole number >= 1, got {num_draws!r}.")
+    whole_number("num_draws", num_draws, 1)
 
 
 def _one_chain(step: Step, num_draws: int):
@@ -166,8 +167,7 @@ def time_interleaved(calls: Mapping[str, tuple], repeats: int = 3):
     for name, call in calls.items():
         if not isinstance(call, tuple) or not call or not callable(call[0]):
             raise TypeError(f"calls[{name!r}] must be a tuple (fn, *args) with a callable fn, got {call!r:.60}.")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be a whole number >= 1, got {repeats!r}.")
+    whole_number("repeats", repeats, 1)
     first, times, outputs = {}, {name: [] for name in calls}, {}
     for name, (fn, *args) in calls.items():
         start = time.perf_counter()
@@ -225,8 +225,7 @@ def lockstep_efficiency(steps: Any) -> float:
 def device_loads(steps: Any, num_devices: int) -> np.ndarray:
     """Integration steps each device runs when the chains are split into equal consecutive blocks."""
     steps = _steps_2d(steps)
-    if isinstance(num_devices, bool) or not isinstance(num_devices, int) or num_devices < 1:
-        raise ValueError(f"num_devices must be a whole number >= 1, got {num_devices!r}.")
+    whole_number("num_devices", num_devices, 1)
     if steps.shape[0] % num_devices:
         raise ValueError(f"{steps.shape[0]} chains cannot be split evenly over {num_devices} devices.")
     return steps.reshape(num_devices, -1).sum(axis=1)

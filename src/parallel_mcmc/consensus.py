@@ -16,6 +16,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .validate import whole_number
+
 __all__ = ["split_data", "consensus_combine", "sample_subposteriors"]
 
 
@@ -24,8 +26,7 @@ def split_data(X: Any, y: Any, n_shards: int) -> tuple[np.ndarray, np.ndarray]:
 
     Returns ``(X_shards, y_shards)`` of shapes ``(S, n / S, p)`` and ``(S, n / S)``.
     """
-    if isinstance(n_shards, bool) or not isinstance(n_shards, (int, np.integer)) or n_shards < 1:
-        raise ValueError(f"n_shards must be a whole number >= 1, got {n_shards!r}.")
+    whole_number("n_shards", n_shards, 1)
     X, y = np.asarray(X), np.asarray(y)
     if X.ndim != 2 or y.shape != (X.shape[0],):
         raise ValueError(f"X must be (n, p) and y (n,) with the same n, got {X.shape} and {y.shape}.")
@@ -95,7 +96,7 @@ def sample_subposteriors(
     import jax
     import jax.numpy as jnp
 
-    from .multidevice import _whole, plan_chains, shard_chains
+    from .multidevice import plan_chains, shard_chains
 
     X_shards, y_shards = jnp.asarray(X_shards), jnp.asarray(y_shards)
     if X_shards.ndim != 3 or y_shards.shape != X_shards.shape[:2]:
@@ -103,8 +104,8 @@ def sample_subposteriors(
             f"X_shards must be (S, m, p) and y_shards (S, m), got {X_shards.shape} and {y_shards.shape}; "
             "make them with split_data."
         )
-    num_warmup = _whole("num_warmup", num_warmup, 0)
-    num_samples = _whole("num_samples", num_samples, 1)
+    num_warmup = whole_number("num_warmup", num_warmup, 0)
+    num_samples = whole_number("num_samples", num_samples, 1)
     S = X_shards.shape[0]
     plan = plan_chains(S, devices)
     run_one = _subposterior_fn(model, num_warmup, num_samples, S, model_kwargs)

@@ -23,6 +23,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .validate import whole_number
+
 __all__ = [
     "ChainPlan",
     "plan_chains",
@@ -35,12 +37,6 @@ __all__ = [
     "estimate_memory",
     "CompileLog",
 ]
-
-
-def _whole(name: str, value: Any, least: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-        raise ValueError(f"{name} must be a whole number >= {least}, got {value!r}.")
-    return int(value)
 
 
 @dataclass(frozen=True)
@@ -102,7 +98,7 @@ def plan_chains(n_chains: int, devices: Sequence | None = None) -> ChainPlan:
     Device ``k`` gets ``n_chains // len(devices)`` chains, plus one for the first
     ``n_chains % len(devices)`` devices; devices left with none are not used.
     """
-    n_chains = _whole("n_chains", n_chains, 1)
+    n_chains = whole_number("n_chains", n_chains, 1)
     if devices is None:
         import jax
 
@@ -250,9 +246,9 @@ def run_chains(
     import jax
     from numpyro.infer import MCMC, NUTS
 
-    num_chains = _whole("num_chains", num_chains, 1)
-    num_warmup = _whole("num_warmup", num_warmup, 0)
-    num_samples = _whole("num_samples", num_samples, 1)
+    num_chains = whole_number("num_chains", num_chains, 1)
+    num_warmup = whole_number("num_warmup", num_warmup, 0)
+    num_samples = whole_number("num_samples", num_samples, 1)
     if not callable(model):
         raise TypeError(f"model must be a NumPyro model function, got {type(model).__name__}.")
     plan = plan_chains(num_chains, devices)
@@ -324,10 +320,10 @@ def estimate_memory(
     """
     if not isinstance(plan, ChainPlan):
         raise TypeError(f"plan must be a ChainPlan from plan_chains(), got {type(plan).__name__}.")
-    num_samples = _whole("num_samples", num_samples, 1)
-    n_latent = _whole("n_latent", n_latent, 1)
-    data_bytes = _whole("data_bytes", data_bytes, 0)
-    itemsize = _whole("itemsize", itemsize, 1)
+    num_samples = whole_number("num_samples", num_samples, 1)
+    n_latent = whole_number("n_latent", n_latent, 1)
+    data_bytes = whole_number("data_bytes", data_bytes, 0)
+    itemsize = whole_number("itemsize", itemsize, 1)
     k = plan.per_device
     state = 10 * n_latent + (2 * n_latent**2 if dense_mass else 0)
     return MemoryEstimate(k, k * num_samples * n_latent * itemsize, k * state * itemsize, data_bytes)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .pools import find_mpiexec  # the same mpiexec as the MPI pools of the emcee part
+from .validate import whole_number
 
 __all__ = ["ProcessGroupError", "GroupRun", "free_port", "run_processes"]
 
@@ -46,8 +47,7 @@ def free_port() -> int:
 
 
 def _check_args(script: Path, n_processes: int, timeout: float) -> None:
-    if isinstance(n_processes, bool) or not isinstance(n_processes, int) or n_processes < 1:
-        raise ValueError(f"n_processes must be a whole number >= 1, got {n_processes!r}.")
+    whole_number("n_processes", n_processes, 1)
     if not script.is_file():
         raise FileNotFoundError(f"The script {script} does not exist: write it first, then start the processes.")
     if not timeout > 0:

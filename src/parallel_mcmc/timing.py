@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .validate import whole_number
+
 __all__ = ["Timing", "Speedup", "time_call", "speedup", "cores_busy"]
 
 
@@ -85,8 +87,7 @@ def time_call(
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}; pass the function itself, not its result.")
     for name, value, least in (("repeats", repeats, 1), ("warmup", warmup, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise ValueError(f"{name} must be a whole number >= {least}, got {value!r}.")
+        whole_number(name, value, least)
     first = None
     for _ in range(warmup):
         start = time.perf_counter()
@@ -143,8 +144,7 @@ def cores_busy(fn: Callable[..., Any], *args: Any, calls: int = 1, warmup: int =
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}; pass the function itself, not its result.")
     for name, value, least in (("calls", calls, 1), ("warmup", warmup, 0)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise ValueError(f"{name} must be a whole number >= {least}, got {value!r}.")
+        whole_number(name, value, least)
     for _ in range(warmup):
         _block(fn(*args, **kwargs))
     wall, cpu = time.perf_counter(), time.process_time()

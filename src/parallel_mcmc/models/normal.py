@@ -16,6 +16,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..validate import whole_number
+
 __all__ = [
     "TRUE_LOC",
     "TRUE_SCALE",
@@ -103,5 +105,4 @@ def spread_positions(num_chains: int, seed: int = 1, loc_range=(0.0, 20.0), log_
 
 
 def _check_chains(num_chains: int) -> None:
-    if isinstance(num_chains, bool) or not isinstance(num_chains, int) or num_chains < 1:
-        raise ValueError(f"num_chains must be a whole number >= 1, got {num_chains!r}.")
+    whole_number("num_chains", num_chains, 1)

@@ -14,6 +14,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..validate import whole_number
+
 __all__ = [
     "RegressionData",
     "make_linear_data",
@@ -34,8 +36,7 @@ class RegressionData(NamedTuple):
 
 def _check_sizes(n: int, p: int) -> None:
     for name, value in (("n", n), ("p", p)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a whole number >= 1, got {value!r}.")
+        whole_number(name, value, 1)
 
 
 def _design(rng: np.random.Generator, n: int, p: int) -> np.ndarray:
