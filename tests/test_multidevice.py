@@ -8,7 +8,7 @@ from numpyro.infer import NUTS
 
 from parallel_mcmc.models.regression import linear_model, linear_posterior, make_linear_data
 from parallel_mcmc.multidevice import (
-    ChainPlan, CompileLog, check_init_params, estimate_memory, latent_shapes, plan_chains, run_chains, shard_chains,
+    ChainPlan, check_init_params, estimate_memory, latent_shapes, plan_chains, run_chains, shard_chains,
 )
 
 DATA = make_linear_data(60, 3, seed=1)
@@ -130,15 +130,6 @@ def test_memory_estimate_counts_padding_and_matches_draws():
         estimate_memory(3, num_samples=10, n_latent=2, data_bytes=0)
     with pytest.raises(ValueError, match="n_latent"):
         estimate_memory(plan, num_samples=10, n_latent=0, data_bytes=0)
-
-
-def test_compile_log_sees_a_fresh_compilation():
-    with CompileLog() as log:
-        jax.jit(lambda x: jnp.sin(x) * 3.0 + 0.123456)(jnp.arange(7.0)).block_until_ready()
-    assert log.compiles >= 1 and log.seconds > 0
-    seconds = log.seconds
-    jax.jit(lambda x: jnp.cos(x) + 0.654321)(jnp.arange(5.0)).block_until_ready()
-    assert log.seconds == seconds, "nothing is counted after the with block"
 
 
 def test_uneven_split_on_two_devices_in_a_fresh_process(run_python):

@@ -99,3 +99,12 @@ def test_cores_busy_rejects_bad_input():
         timing.cores_busy(abs, 1, calls=0)
     with pytest.raises(ValueError, match="warmup"):
         timing.cores_busy(abs, 1, warmup=-1)
+
+
+def test_compile_log_sees_a_fresh_compilation():
+    with timing.CompileLog() as log:
+        jax.jit(lambda x: jnp.sin(x) * 3.0 + 0.123456)(jnp.arange(7.0)).block_until_ready()
+    assert log.compiles >= 1 and log.seconds > 0
+    seconds = log.seconds
+    jax.jit(lambda x: jnp.cos(x) + 0.654321)(jnp.arange(5.0)).block_until_ready()
+    assert log.seconds == seconds, "nothing is counted after the with block"

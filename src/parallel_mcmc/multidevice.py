@@ -10,19 +10,19 @@ copies of their own last chain as padding, which is dropped afterwards.
 :func:`run_chains` puts it together: it checks the arguments, accepts one
 initial value per chain, keeps the chain axis first in the samples (as R-hat
 needs) and reports what it did. :func:`estimate_memory` says how much memory the
-draws and the data take per device, and :class:`CompileLog` measures how much
-of a run was compilation.
+draws and the data take per device. How much of a run was compilation comes
+from :class:`parallel_mcmc.timing.CompileLog`.
 """
 
 from __future__ import annotations
 
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .timing import CompileLog
 from .validate import whole_number
 
 __all__ = [
@@ -35,7 +35,6 @@ __all__ = [
     "run_chains",
     "MemoryEstimate",
     "estimate_memory",
-    "CompileLog",
 ]
 
 
@@ -327,60 +326,3 @@ def estimate_memory(
     k = plan.per_device
     state = 10 * n_latent + (2 * n_latent**2 if dense_mass else 0)
     return MemoryEstimate(k, k * num_samples * n_latent * itemsize, k * state * itemsize, data_bytes)
-
-
-class CompileLog:
-    """Measure the time JAX spends tracing, lowering and compiling inside a ``with`` block.
-
-    Listens to JAX's own monitoring events (``/jax/core/compile/...``). Tracing
-    an outer function traces the functions it calls, so those events nest; each
-    event is turned into a time interval and ``seconds`` is the length of their
-    union: compilation alone, counted once. ``compiles`` counts backend
-    compilations and ``compiled`` counts them by function name.
-    """
-
-    _EVENTS = (
-        "/jax/core/compile/jaxpr_trace_duration",
-        "/jax/core/compile/jaxpr_to_mlir_module_duration",
-        "/jax/core/compile/backend_compile_duration",
-    )
-
-    def __init__(self) -> None:
-        self.compiles = 0
-        self.compiled: Counter[str] = Counter()
-        self._spans: list[tuple[float, float]] = []
-        self._active = False
-
-    def _listen(self, event: str, duration: float, **kwargs: Any) -> None:
-        if self._active and event in self._EVENTS:
-            end = time.perf_counter()
-            self._spans.append((end - duration, end))
-            if event == self._EVENTS[-1]:
-                self.compiles += 1
-                self.compiled[str(kwargs.get("fun_name", "?"))] += 1
-
-    @property
-    def seconds(self) -> float:
-        """Seconds spent compiling (union of the compile events' intervals)."""
-        total, reach = 0.0, -np.inf
-        for start, end in sorted(self._spans):
-            if end > reach:
-                total += end - max(start, reach)
-                reach = end
-        return total
-
-    def __enter__(self) -> "CompileLog":
-        import jax
-
-        self._active = True
-        jax.monitoring.register_event_duration_secs_listener(self._listen)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        import jax
-
-        self._active = False
-        try:
-            jax.monitoring.unregister_event_duration_listener(self._listen)
-        except (AssertionError, ValueError):
-            pass  # already removed; it is inactive anyway

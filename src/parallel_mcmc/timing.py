@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from .validate import whole_number
 
-__all__ = ["Timing", "Speedup", "time_call", "speedup", "cores_busy"]
+__all__ = ["Timing", "Speedup", "time_call", "speedup", "cores_busy", "CompileLog"]
 
 
 @dataclass(frozen=True)
@@ -162,3 +163,59 @@ def speedup(baseline: Timing, candidate: Timing, ideal: float, ideal_reason: str
         raise ValueError(f"ideal must be a positive speedup (for example the device count), got {ideal!r}.")
     return Speedup(baseline=baseline, candidate=candidate, ideal=float(ideal), ideal_reason=ideal_reason)
 
+
+class CompileLog:
+    """Measure the time JAX spends tracing, lowering and compiling inside a ``with`` block.
+
+    Listens to JAX's own monitoring events (``/jax/core/compile/...``). Tracing
+    an outer function traces the functions it calls, so those events nest; each
+    event is turned into a time interval and ``seconds`` is the length of their
+    union: compilation alone, counted once. ``compiles`` counts backend
+    compilations and ``compiled`` counts them by function name.
+    """
+
+    _EVENTS = (
+        "/jax/core/compile/jaxpr_trace_duration",
+        "/jax/core/compile/jaxpr_to_mlir_module_duration",
+        "/jax/core/compile/backend_compile_duration",
+    )
+
+    def __init__(self) -> None:
+        self.compiles = 0
+        self.compiled: Counter[str] = Counter()
+        self._spans: list[tuple[float, float]] = []
+        self._active = False
+
+    def _listen(self, event: str, duration: float, **kwargs: Any) -> None:
+        if self._active and event in self._EVENTS:
+            end = time.perf_counter()
+            self._spans.append((end - duration, end))
+            if event == self._EVENTS[-1]:
+                self.compiles += 1
+                self.compiled[str(kwargs.get("fun_name", "?"))] += 1
+
+    @property
+    def seconds(self) -> float:
+        """Seconds spent compiling (union of the compile events' intervals)."""
+        total, reach = 0.0, float("-inf")
+        for start, end in sorted(self._spans):
+            if end > reach:
+                total += end - max(start, reach)
+                reach = end
+        return total
+
+    def __enter__(self) -> "CompileLog":
+        import jax
+
+        self._active = True
+        jax.monitoring.register_event_duration_secs_listener(self._listen)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import jax
+
+        self._active = False
+        try:
+            jax.monitoring.unregister_event_duration_listener(self._listen)
+        except (AssertionError, ValueError):
+            pass  # already removed; it is inactive anyway
