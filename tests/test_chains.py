@@ -1,4 +1,5 @@
-"""Tests of parallel_mcmc.chains and parallel_mcmc.models.normal (8 CPU devices, see conftest)."""
+"""Tests of parallel_mcmc.chains and parallel_mcmc.models.normal (8 CPU devices, see conftest),
+and of reading the runners' output with parallel_mcmc.lockstep and parallel_mcmc.diagnostics."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+from jax.sharding import AxisType, NamedSharding
+from jax.sharding import PartitionSpec as P
 
 from parallel_mcmc import chains as ch
+from parallel_mcmc.diagnostics import to_inference_data
+from parallel_mcmc.lockstep import integration_steps
 from parallel_mcmc.models import normal
-from parallel_mcmc.timing import Timing
 
 NUM_DRAWS = 5
 
@@ -86,7 +89,7 @@ def test_all_runners_give_the_same_draws(nuts, inputs, reference):
     assert ref_pos["loc"].shape == (8, NUM_DRAWS)
     vpos, vinfo = ch.vmap_runner(nuts.step, NUM_DRAWS)(keys, states)
     np.testing.assert_allclose(vpos["loc"], ref_pos["loc"], rtol=1e-5)
-    np.testing.assert_array_equal(ch.integration_steps(vinfo), ch.integration_steps(ref_info))
+    np.testing.assert_array_equal(integration_steps(vinfo), integration_steps(ref_info))
 
     mesh = jax.make_mesh((2,), ("chains",), axis_types=(AxisType.Explicit,), devices=jax.devices()[:2])
     placed = jax.device_put(inputs, NamedSharding(mesh, P("chains")))
@@ -110,72 +113,21 @@ def test_runner_arguments_are_checked(nuts):
         ch.shard_map_runner(nuts.step, 3, jax.devices())
 
 
-# --- step accounting -----------------------------------------------------------
-
-STEPS = np.array([[1, 7, 3], [3, 1, 15]])
-
-
-def test_lockstep_cost_and_efficiency():
-    assert ch.lockstep_cost(STEPS) == 3 + 7 + 15
-    assert ch.lockstep_efficiency(STEPS) == pytest.approx(30 / (2 * 25))
-    assert ch.lockstep_efficiency(np.full((4, 3), 5)) == 1.0
-
-
-def test_device_loads():
-    np.testing.assert_array_equal(ch.device_loads(STEPS, 2), [11, 19])
-    np.testing.assert_array_equal(ch.device_loads(STEPS, 1), [30])
-
-
-def test_accounting_rejects_bad_input():
-    with pytest.raises(ValueError, match=r"\(chain, draw\)"):
-        ch.lockstep_cost(np.arange(5))
-    with pytest.raises(ValueError, match="non-negative"):
-        ch.lockstep_cost(-STEPS)
-    with pytest.raises(ValueError, match="evenly"):
-        ch.device_loads(STEPS, 3)
-    with pytest.raises(ValueError, match="all zero"):
-        ch.lockstep_efficiency(np.zeros((2, 2)))
-    with pytest.raises(TypeError, match="num_integration_steps"):
-        ch.integration_steps(object())
-
+# --- what the runners' output feeds: step counts and ArviZ ---------------------------
 
 def test_integration_steps_reads_nuts_info(reference):
-    steps = ch.integration_steps(reference[1])
+    steps = integration_steps(reference[1])
     assert steps.shape == (8, NUM_DRAWS) and steps.dtype == np.int64 and (steps >= 1).all()
-
-
-# --- timing, diagnostics and plots ----------------------------------------------
-
-def test_timed_and_interleaved_keep_outputs():
-    f = jax.jit(lambda x: x * 2)
-    t, out = ch.timed(f, jnp.arange(3.0), repeats=2, label="double")
-    assert isinstance(t, Timing) and len(t.times) == 2 and t.label == "double"
-    np.testing.assert_array_equal(out, [0, 2, 4])
-    timings, outs = ch.time_interleaved({"a": (f, jnp.ones(2)), "b": (jnp.sin, jnp.zeros(2))}, repeats=2)
-    assert set(timings) == {"a", "b"} and all(len(t.times) == 2 for t in timings.values())
-    np.testing.assert_array_equal(outs["a"], [2, 2])
-    with pytest.raises(TypeError, match="non-empty"):
-        ch.time_interleaved({})
-    with pytest.raises(TypeError, match="callable"):
-        ch.time_interleaved({"a": ("f",)})
 
 
 @pytest.mark.filterwarnings("ignore:More chains .* than draws:UserWarning")  # the reference run is short on purpose
 def test_to_inference_data_and_diagnostics(reference):
     import arviz as az
 
-    idata = ch.to_inference_data(reference[0])
+    idata = to_inference_data(reference[0])
     assert idata.posterior.sizes["chain"] == 8 and idata.posterior.sizes["draw"] == NUM_DRAWS
     assert set(az.rhat(idata).data_vars) == {"loc", "log_scale"}
     with pytest.raises(ValueError, match="chain, draw"):
-        ch.to_inference_data({"loc": np.zeros(5)})
+        to_inference_data({"loc": np.zeros(5)})
     with pytest.raises(TypeError, match="dict"):
-        ch.to_inference_data([])
-
-
-def test_plots():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    ax = ch.plot_steps_per_draw(STEPS)
-    assert len(ax.lines) == 3
+        to_inference_data([])

@@ -6,7 +6,11 @@ import pytest
 
 from parallel_mcmc.consensus import consensus_combine, sample_subposteriors, split_data
 from parallel_mcmc.models.regression import (
-    linear_model, linear_posterior, logistic_model, make_linear_data, make_logistic_data,
+    linear_model,
+    linear_posterior,
+    logistic_model,
+    make_linear_data,
+    make_logistic_data,
 )
 
 
@@ -23,7 +27,7 @@ def test_split_data_refuses_bad_input():
     X, y = np.zeros((10, 2)), np.zeros(10)
     with pytest.raises(ValueError, match="do not split into 3 equal shards"):
         split_data(X, y, 3)
-    with pytest.raises(ValueError, match="n_shards must be"):
+    with pytest.raises(ValueError, match="num_shards must be"):
         split_data(X, y, 0)
     with pytest.raises(ValueError, match="same n"):
         split_data(X, np.zeros(9), 2)
@@ -95,5 +99,5 @@ def test_models_data_are_fixed_and_checked():
         make_logistic_data(10, 3, beta=[1.0, 2.0])
     with pytest.raises(ValueError, match="n must be"):
         make_linear_data(0)
-    with pytest.raises(ValueError, match="prior_power must be positive"):
+    with pytest.raises(ValueError, match="prior_power must be a positive number"):
         linear_posterior(a.X, a.y, prior_power=0)

@@ -8,7 +8,7 @@ from parallel_mcmc import devices
 
 @pytest.mark.parametrize("bad", [0, -3])
 def test_rejects_fewer_than_one_device(bad):
-    with pytest.raises(ValueError, match="at least 1"):
+    with pytest.raises(ValueError, match="whole number of devices >= 1"):
         devices.use_cpu_devices(bad)
 
 

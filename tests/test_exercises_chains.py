@@ -7,13 +7,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+from jax.sharding import AxisType, NamedSharding
+from jax.sharding import PartitionSpec as P
 
 from parallel_mcmc import chains as ch
 from parallel_mcmc.exercises import chains as check
+from parallel_mcmc.lockstep import lockstep_efficiency
 from parallel_mcmc.models import normal
 from parallel_mcmc.timing import Timing
-
 
 # --- lockstep efficiency ---------------------------------------------------------
 
@@ -23,7 +24,7 @@ def test_efficiency_accepts_the_solution(capsys):
 
 
 def test_efficiency_accepts_the_helper():
-    check.lockstep_efficiency(ch.lockstep_efficiency)
+    check.lockstep_efficiency(lockstep_efficiency)
 
 
 @pytest.mark.parametrize("wrong, message", [

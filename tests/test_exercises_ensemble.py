@@ -8,10 +8,9 @@ import sys
 import numpy as np
 import pytest
 
-from parallel_mcmc import pools
+from parallel_mcmc import mpi, pools
 from parallel_mcmc.exercises import ensemble as check
 from parallel_mcmc.models import sinusoid
-
 
 # --- data_sent_once -----------------------------------------------------------------
 
@@ -71,7 +70,7 @@ def test_data_sent_once_rejects_wrong_initargs(data):
 # --- mpi_command ---------------------------------------------------------------------
 
 def good_command(script, workers):
-    return [pools.find_mpiexec(), "-n", str(workers + 1), sys.executable, script]
+    return [mpi.find_mpiexec(), "-n", str(workers + 1), sys.executable, script]
 
 
 def test_mpi_command_accepts_solution(capsys):
@@ -81,12 +80,12 @@ def test_mpi_command_accepts_solution(capsys):
 
 def test_mpi_command_rejects_one_rank_per_worker():
     with pytest.raises(AssertionError, match="need 3 ranks"):
-        check.mpi_command(lambda s, w: [pools.find_mpiexec(), "-n", str(w), sys.executable, s])
+        check.mpi_command(lambda s, w: [mpi.find_mpiexec(), "-n", str(w), sys.executable, s])
 
 
 def test_mpi_command_rejects_bare_python():
     with pytest.raises(AssertionError, match="sys.executable"):
-        check.mpi_command(lambda s, w: [pools.find_mpiexec(), "-n", str(w + 1), "python", s])
+        check.mpi_command(lambda s, w: [mpi.find_mpiexec(), "-n", str(w + 1), "python", s])
 
 
 def test_mpi_command_rejects_bare_mpiexec():
@@ -96,7 +95,7 @@ def test_mpi_command_rejects_bare_mpiexec():
 
 def test_mpi_command_rejects_numbers_and_strings():
     with pytest.raises(AssertionError, match="list of strings"):
-        check.mpi_command(lambda s, w: [pools.find_mpiexec(), "-n", w + 1, sys.executable, s])
+        check.mpi_command(lambda s, w: [mpi.find_mpiexec(), "-n", w + 1, sys.executable, s])
     with pytest.raises(AssertionError, match="list of strings"):
         check.mpi_command(lambda s, w: f"mpiexec -n {w + 1} python {s}")
 

@@ -33,20 +33,20 @@ def test_split_compile_rejects_a_value():
         check.split_compile((1.0, 2.0))
 
 
-def good_chain_split(n_chains, n_devices):
-    base, extra = divmod(n_chains, n_devices)
+def good_chain_split(num_chains, num_devices):
+    base, extra = divmod(num_chains, num_devices)
     groups, start = [], 0
-    for k in range(n_devices):
+    for k in range(num_devices):
         size = base + (k < extra)
         groups.append(list(range(start, start + size)))
         start += size
     return groups
 
 
-def seed_style_split(n_chains, n_devices):
+def seed_style_split(num_chains, num_devices):
     """The old bug: at least one chain per device, so 2 chains on 8 devices become 8."""
-    per = max(1, n_chains // n_devices)
-    return [list(range(k * per, (k + 1) * per)) for k in range(n_devices)]
+    per = max(1, num_chains // num_devices)
+    return [list(range(k * per, (k + 1) * per)) for k in range(num_devices)]
 
 
 def test_chain_split_accepts_an_even_split(capsys):

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-
-import numpy as np
-import pytest
-
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 from jax.sharding import AxisType, NamedSharding
 
 from parallel_mcmc import timing

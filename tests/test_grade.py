@@ -21,11 +21,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from test_student import make_book
 
 from parallel_mcmc.grade import grade_notebook
 from parallel_mcmc.student import build_student_edition, exercise_chapters, make_student_notebook
-
-from test_student import make_book
 
 ROOT = Path(__file__).resolve().parents[1]
 CELL_LIMIT = 15  # seconds; generous, the machine is shared

@@ -57,7 +57,7 @@ def test_jax_batch_on_own_data_and_bad_input():
     t, y = sinusoid.make_data(num_points=50, seed=1)
     batch = sinusoid.make_log_prob_batch(t, y)
     assert batch(sinusoid.initial_walkers(8)).shape == (8,)
-    with pytest.raises(ValueError, match=r"\(n_walkers, 4\)"):
+    with pytest.raises(ValueError, match=r"\(num_walkers, 4\)"):
         batch(np.zeros(4))
     with pytest.raises(ValueError, match="both t and y"):
         sinusoid.make_log_prob_batch(t, None)

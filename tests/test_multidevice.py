@@ -8,7 +8,12 @@ from numpyro.infer import NUTS
 
 from parallel_mcmc.models.regression import linear_model, linear_posterior, make_linear_data
 from parallel_mcmc.multidevice import (
-    ChainPlan, check_init_params, estimate_memory, latent_shapes, plan_chains, run_chains, shard_chains,
+    check_init_params,
+    estimate_memory,
+    latent_shapes,
+    plan_chains,
+    run_chains,
+    shard_chains,
 )
 
 DATA = make_linear_data(60, 3, seed=1)
@@ -17,7 +22,7 @@ X, Y = jnp.asarray(DATA.X), jnp.asarray(DATA.y)
 
 def test_three_chains_on_two_devices():
     plan = plan_chains(3, jax.devices()[:2])
-    assert plan.counts == (2, 1) and plan.per_device == 2 and plan.n_padding == 1
+    assert plan.counts == (2, 1) and plan.per_device == 2 and plan.num_padding == 1
     assert [list(r) for r in plan.chain_ranges()] == [[0, 1], [2]]
     assert plan.slot_index().tolist() == [0, 1, 2, 2]  # padding repeats the device's own last chain
     assert plan.real_slots().tolist() == [0, 1, 2]
@@ -26,7 +31,7 @@ def test_three_chains_on_two_devices():
 def test_two_chains_on_eight_devices_use_two():
     plan = plan_chains(2)
     assert len(jax.devices()) == 8
-    assert plan.counts == (1, 1) and plan.devices == tuple(jax.devices()[:2]) and plan.n_padding == 0
+    assert plan.counts == (1, 1) and plan.devices == tuple(jax.devices()[:2]) and plan.num_padding == 0
 
 
 @pytest.mark.parametrize("n", [1, 5, 8, 10, 17])
@@ -41,7 +46,7 @@ def test_every_chain_runs_once_and_evenly(n):
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True, "3"])
 def test_bad_chain_counts_are_refused(bad):
-    with pytest.raises(ValueError, match="n_chains must be a whole number >= 1"):
+    with pytest.raises(ValueError, match="num_chains must be a whole number >= 1"):
         plan_chains(bad)
 
 
@@ -119,17 +124,17 @@ def test_run_rejects_bad_input_before_sampling():
 
 def test_memory_estimate_counts_padding_and_matches_draws():
     plan = plan_chains(3, jax.devices()[:2])
-    est = estimate_memory(plan, num_samples=1000, n_latent=4, data_bytes=8000)
+    est = estimate_memory(plan, num_samples=1000, num_latent=4, data_bytes=8000)
     assert est.chains_per_device == 2
     assert est.draws_bytes == 2 * 1000 * 4 * 4 == np.zeros((2, 1000, 4), np.float32).nbytes
     assert est.per_device_bytes == est.draws_bytes + est.state_bytes + 8000
-    dense = estimate_memory(plan, num_samples=1000, n_latent=4, data_bytes=8000, dense_mass=True)
+    dense = estimate_memory(plan, num_samples=1000, num_latent=4, data_bytes=8000, dense_mass=True)
     assert dense.state_bytes > est.state_bytes
     assert "MiB" in str(est)
     with pytest.raises(TypeError, match="ChainPlan"):
-        estimate_memory(3, num_samples=10, n_latent=2, data_bytes=0)
-    with pytest.raises(ValueError, match="n_latent"):
-        estimate_memory(plan, num_samples=10, n_latent=0, data_bytes=0)
+        estimate_memory(3, num_samples=10, num_latent=2, data_bytes=0)
+    with pytest.raises(ValueError, match="num_latent"):
+        estimate_memory(plan, num_samples=10, num_latent=0, data_bytes=0)
 
 
 def test_uneven_split_on_two_devices_in_a_fresh_process(run_python):
@@ -139,7 +144,7 @@ def test_uneven_split_on_two_devices_in_a_fresh_process(run_python):
         import jax, jax.numpy as jnp
         from parallel_mcmc.multidevice import plan_chains, shard_chains
         plan = plan_chains(3)
-        print(plan.counts, plan.n_padding)
+        print(plan.counts, plan.num_padding)
         out = shard_chains(plan)(lambda a: a * 2.0)(jnp.arange(3.0))
         print(out.tolist())
     """)

@@ -4,9 +4,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import numpy as np
 import pytest
 
-from parallel_mcmc.plots import plot_scaling, plot_speedups, plot_times_vs_ideal
+from parallel_mcmc.plots import plot_scaling, plot_speedups, plot_steps_per_draw, plot_times_vs_ideal
 from parallel_mcmc.timing import Timing, speedup
 
 
@@ -43,3 +44,11 @@ def test_time_bars_show_measured_and_ideal():
     assert heights == [0.5, 1.0, 1.0, 2.0]
     with pytest.raises(ValueError, match="equal length"):
         plot_times_vs_ideal(["a"], [1.0, 2.0], [1.0])
+
+
+def test_plot_steps_per_draw():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ax = plot_steps_per_draw(np.array([[1, 7, 3], [3, 1, 15]]))
+    assert len(ax.lines) == 3

@@ -1,16 +1,14 @@
-"""Tests of parallel_mcmc.pools: worker functions, initializers, the MPI pool that closes once, mpiexec."""
+"""Tests of parallel_mcmc.pools: worker functions, initializers, data passed to workers."""
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import pickle
-import sys
 import time
 from multiprocessing import shared_memory
 
 import numpy as np
 import pytest
-from schwimmbad import MPIPool
 
 from parallel_mcmc import pools
 
@@ -92,53 +90,3 @@ def test_initializer_works_under_spawn():
     with mp.get_context("spawn").Pool(2, initializer=pools.set_worker_data, initargs=(data,)) as pool:
         got = pool.map(pools.log_prob_worker_data, thetas)
     np.testing.assert_allclose(got, [pools.log_prob_with_data(t, data, cost=0.0) for t in thetas])
-
-
-class _FakeComm:
-    def __init__(self):
-        self.sent = []
-
-    def send(self, obj, dest, tag):
-        self.sent.append((obj, dest, tag))
-
-
-def _fake_pool(cls):
-    pool = cls.__new__(cls)  # no MPI: build the master's state by hand
-    pool.comm, pool.master, pool.rank, pool.workers, pool.size = _FakeComm(), 0, 0, {1, 2}, 2
-    return pool
-
-
-def test_schwimmbad_closes_twice():
-    # The reason for MPIPoolClosingOnce: with + atexit stop each worker twice.
-    pool = _fake_pool(MPIPool)
-    pool.close()
-    MPIPool.close(pool)  # what schwimmbad's atexit hook calls
-    assert len(pool.comm.sent) == 4
-
-
-def test_mpi_pool_closes_once():
-    pool = _fake_pool(pools.MPIPoolClosingOnce)
-    pool.close()
-    pool.close()
-    MPIPool.close(pool)  # the atexit hook finds no workers left
-    assert sorted(dest for _, dest, _ in pool.comm.sent) == [1, 2]
-    assert all(obj is None for obj, _, _ in pool.comm.sent)
-
-
-def test_mpi_pool_worker_close_sends_nothing():
-    pool = _fake_pool(pools.MPIPoolClosingOnce)
-    pool.rank = 1
-    pool.close()
-    assert pool.comm.sent == []
-
-
-def test_find_mpiexec_finds_the_venv_one():
-    path = pools.find_mpiexec()
-    assert path.endswith("mpiexec")
-
-
-def test_find_mpiexec_missing_says_what_to_install(monkeypatch, tmp_path):
-    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
-    monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(pools.MPIExecNotFound, match="pip install mpi4py mpich"):
-        pools.find_mpiexec()

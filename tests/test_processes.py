@@ -69,7 +69,7 @@ def test_bad_input(tmp_path, join_script):
     with pytest.raises(FileNotFoundError, match="write it first"):
         run_processes(tmp_path / "missing.py", 2)
     for bad in (0, -1, 1.5, True):
-        with pytest.raises(ValueError, match="n_processes"):
+        with pytest.raises(ValueError, match="num_processes"):
             run_processes(join_script, bad)
     with pytest.raises(ValueError, match="launcher must be"):
         run_processes(join_script, 1, launcher="ssh")

@@ -131,7 +131,7 @@ def test_a_solution_opens_on_click(site, browser):
     assert not code.first.is_visible(), "the solution should be folded away until clicked"
     solution.locator(".toggle-button, button").first.click()
     code.first.wait_for(state="visible", timeout=5_000)
-    assert "min(n_devices, n_cores)" in code.first.inner_text()
+    assert "min(num_devices, num_cores)" in code.first.inner_text()
     SHOTS.mkdir(parents=True, exist_ok=True)
     visit.page.screenshot(path=str(SHOTS / "devices.png"), full_page=False)
 

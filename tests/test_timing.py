@@ -2,10 +2,11 @@
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 from parallel_mcmc import timing
-from parallel_mcmc.timing import Timing, speedup, time_call
+from parallel_mcmc.timing import Timing, speedup, time_call, time_interleaved, timed
 
 
 def test_counts_warmup_and_repeats():
@@ -108,3 +109,17 @@ def test_compile_log_sees_a_fresh_compilation():
     seconds = log.seconds
     jax.jit(lambda x: jnp.cos(x) + 0.654321)(jnp.arange(5.0)).block_until_ready()
     assert log.seconds == seconds, "nothing is counted after the with block"
+
+
+def test_timed_and_interleaved_keep_outputs():
+    f = jax.jit(lambda x: x * 2)
+    t, out = timed(f, jnp.arange(3.0), repeats=2, label="double")
+    assert isinstance(t, Timing) and len(t.times) == 2 and t.label == "double"
+    np.testing.assert_array_equal(out, [0, 2, 4])
+    timings, outs = time_interleaved({"a": (f, jnp.ones(2)), "b": (jnp.sin, jnp.zeros(2))}, repeats=2)
+    assert set(timings) == {"a", "b"} and all(len(t.times) == 2 for t in timings.values())
+    np.testing.assert_array_equal(outs["a"], [2, 2])
+    with pytest.raises(TypeError, match="non-empty"):
+        time_interleaved({})
+    with pytest.raises(TypeError, match="callable"):
+        time_interleaved({"a": ("f",)})

@@ -14,29 +14,33 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+from numpyro.infer import MCMC, NUTS
 
+from .multidevice import plan_chains, shard_chains
 from .validate import whole_number
 
 __all__ = ["split_data", "consensus_combine", "sample_subposteriors"]
 
 
-def split_data(X: Any, y: Any, n_shards: int) -> tuple[np.ndarray, np.ndarray]:
-    """Split rows of ``X`` (n, p) and ``y`` (n,) into ``n_shards`` equal shards, in order.
+def split_data(X: Any, y: Any, num_shards: int) -> tuple[np.ndarray, np.ndarray]:
+    """Split rows of ``X`` (n, p) and ``y`` (n,) into ``num_shards`` equal shards, in order.
 
     Returns ``(X_shards, y_shards)`` of shapes ``(S, n / S, p)`` and ``(S, n / S)``.
     """
-    whole_number("n_shards", n_shards, 1)
+    whole_number("num_shards", num_shards, 1)
     X, y = np.asarray(X), np.asarray(y)
     if X.ndim != 2 or y.shape != (X.shape[0],):
         raise ValueError(f"X must be (n, p) and y (n,) with the same n, got {X.shape} and {y.shape}.")
     n = X.shape[0]
-    if n % n_shards:
+    if n % num_shards:
         raise ValueError(
-            f"{n} rows do not split into {n_shards} equal shards; choose a shard count that divides {n} "
-            f"or drop {n % n_shards} row(s) first."
+            f"{n} rows do not split into {num_shards} equal shards; choose a shard count that divides {n} "
+            f"or drop {n % num_shards} row(s) first."
         )
-    return X.reshape(n_shards, n // n_shards, X.shape[1]), y.reshape(n_shards, n // n_shards)
+    return X.reshape(num_shards, n // num_shards, X.shape[1]), y.reshape(num_shards, n // num_shards)
 
 
 def consensus_combine(draws: Any) -> np.ndarray:
@@ -63,12 +67,10 @@ def consensus_combine(draws: Any) -> np.ndarray:
     return combined[:, 0] if scalar else combined
 
 
-def _subposterior_fn(model: Callable, num_warmup: int, num_samples: int, n_shards: int, model_kwargs: dict):
+def _subposterior_fn(model: Callable, num_warmup: int, num_samples: int, num_shards: int, model_kwargs: dict):
     def run_one(key, X_shard, y_shard):
-        from numpyro.infer import MCMC, NUTS
-
         mcmc = MCMC(NUTS(model), num_warmup=num_warmup, num_samples=num_samples, progress_bar=False)
-        mcmc.run(key, X_shard, y_shard, prior_power=1.0 / n_shards, **model_kwargs)
+        mcmc.run(key, X_shard, y_shard, prior_power=1.0 / num_shards, **model_kwargs)
         return mcmc.get_samples()
 
     return run_one
@@ -93,11 +95,6 @@ def sample_subposteriors(
     devices of a ``vmap`` over each device's shards. Returns each site's draws
     with shape ``(S, num_samples, *site_shape)``.
     """
-    import jax
-    import jax.numpy as jnp
-
-    from .multidevice import plan_chains, shard_chains
-
     X_shards, y_shards = jnp.asarray(X_shards), jnp.asarray(y_shards)
     if X_shards.ndim != 3 or y_shards.shape != X_shards.shape[:2]:
         raise ValueError(

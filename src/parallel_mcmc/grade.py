@@ -27,15 +27,23 @@ import argparse
 import asyncio
 import json
 import math
-import subprocess
 import os
+import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+import ipykernel.kernelspec
+import jupytext
 import nbformat
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import AsyncKernelManager
+from nbclient import NotebookClient
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from rich.console import Console
+from rich.table import Table
 
 from .student import _CHECK_CALL, META, _MarkdownSplitter, find_book_root, make_student_notebook
 
@@ -196,9 +204,6 @@ def _restore_checks(nb: nbformat.NotebookNode, reference: dict[str, list[str]]) 
 
 def _kernel_spec_manager():
     """A kernel-spec manager whose ``python3`` is the interpreter running the grader."""
-    import ipykernel.kernelspec
-    from jupyter_client.kernelspec import KernelSpecManager
-
     class CurrentEnv(KernelSpecManager):
         def get_kernel_spec(self, kernel_name):  # noqa: D401 - jupyter_client API
             if kernel_name == "python3":
@@ -220,10 +225,6 @@ def _outcome(cell: nbformat.NotebookNode, seconds: float) -> _CellResult:
 async def _execute(nb: nbformat.NotebookNode, cell_timeout: float, notebook_timeout: float, cwd: Path,
                    env: dict[str, str], problems: list[str], max_restarts: int = 3) -> dict[int, _CellResult]:
     """Run the code cells of ``nb`` in place; return each code cell's result by index."""
-    from jupyter_client.manager import AsyncKernelManager
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellTimeoutError, DeadKernelError
-
     deadline = time.monotonic() + notebook_timeout
     todo = [i for i, c in enumerate(nb.cells)
             if c.cell_type == "code" and c.source.strip() and "skip-execution" not in _tags(c)]
@@ -327,8 +328,6 @@ async def _execute(nb: nbformat.NotebookNode, cell_timeout: float, notebook_time
 
 def _read(path: Path) -> nbformat.NotebookNode:
     if path.suffix == ".md":
-        import jupytext
-
         return jupytext.read(path, fmt="md:myst")
     return nbformat.read(path, as_version=4)
 
@@ -422,9 +421,6 @@ _STYLE = {"passed": "green", "failed": "red", "error": "magenta", "timeout": "ye
 
 def print_reports(reports: Sequence[NotebookReport], console=None) -> None:
     """One rich table per submission, then the totals."""
-    from rich.console import Console
-    from rich.table import Table
-
     console = console or Console()
     for rep in reports:
         table = Table(title=f"{rep.notebook}" + (f"  ({rep.source})" if rep.source else ""), show_lines=False)

@@ -20,7 +20,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+import arviz as az
+import jax
 import numpy as np
+from jax.sharding import AxisType, Mesh
+from jax.sharding import PartitionSpec as P
+from numpyro import handlers
+from numpyro.distributions.transforms import biject_to
+from numpyro.infer import MCMC, NUTS
 
 from .timing import CompileLog
 from .validate import whole_number
@@ -47,7 +54,7 @@ class ChainPlan:
     devices that get at least one chain are listed.
     """
 
-    n_chains: int
+    num_chains: int
     devices: tuple
     counts: tuple[int, ...]
 
@@ -57,9 +64,9 @@ class ChainPlan:
         return max(self.counts)
 
     @property
-    def n_padding(self) -> int:
+    def num_padding(self) -> int:
         """Padding chains: copies run so that every device has ``per_device`` chains."""
-        return self.per_device * len(self.devices) - self.n_chains
+        return self.per_device * len(self.devices) - self.num_chains
 
     def chain_ranges(self) -> list[range]:
         """The chain numbers each device runs, one ``range`` per device."""
@@ -74,15 +81,15 @@ class ChainPlan:
         return np.asarray(slots, dtype=np.int32)
 
     def real_slots(self) -> np.ndarray:
-        """The slot of each chain 0 .. n_chains - 1: where to read its results back."""
+        """The slot of each chain 0 .. num_chains - 1: where to read its results back."""
         return np.asarray(
             [k * self.per_device + i for k, r in enumerate(self.chain_ranges()) for i in range(len(r))],
             dtype=np.int32,
         )
 
     def __str__(self) -> str:
-        lines = [f"{self.n_chains} chain(s) on {len(self.devices)} device(s), "
-                 f"{self.per_device} per device, {self.n_padding} padding chain(s)"]
+        lines = [f"{self.num_chains} chain(s) on {len(self.devices)} device(s), "
+                 f"{self.per_device} per device, {self.num_padding} padding chain(s)"]
         for d, r in zip(self.devices, self.chain_ranges()):
             lines.append(f"  {d}: chains {list(r)}")
         return "\n".join(lines)
@@ -91,26 +98,24 @@ class ChainPlan:
         printer.text(str(self))
 
 
-def plan_chains(n_chains: int, devices: Sequence | None = None) -> ChainPlan:
-    """Spread ``n_chains`` chains as evenly as possible over ``devices`` (default: all).
+def plan_chains(num_chains: int, devices: Sequence | None = None) -> ChainPlan:
+    """Spread ``num_chains`` chains as evenly as possible over ``devices`` (default: all).
 
-    Device ``k`` gets ``n_chains // len(devices)`` chains, plus one for the first
-    ``n_chains % len(devices)`` devices; devices left with none are not used.
+    Device ``k`` gets ``num_chains // len(devices)`` chains, plus one for the first
+    ``num_chains % len(devices)`` devices; devices left with none are not used.
     """
-    n_chains = whole_number("n_chains", n_chains, 1)
+    num_chains = whole_number("num_chains", num_chains, 1)
     if devices is None:
-        import jax
-
         devices = jax.devices()
     devices = tuple(devices)
     if not devices:
         raise ValueError("devices is empty: pass at least one device, for example jax.devices()[:2].")
     if len(set(devices)) != len(devices):
         raise ValueError("devices lists a device more than once; pass each device once.")
-    base, extra = divmod(n_chains, len(devices))
+    base, extra = divmod(num_chains, len(devices))
     counts = [base + (1 if k < extra else 0) for k in range(len(devices))]
     used = [(d, c) for d, c in zip(devices, counts) if c > 0]
-    return ChainPlan(n_chains, tuple(d for d, _ in used), tuple(c for _, c in used))
+    return ChainPlan(num_chains, tuple(d for d, _ in used), tuple(c for _, c in used))
 
 
 def shard_chains(plan: ChainPlan, axis_name: str = "chains") -> Callable:
@@ -122,10 +127,6 @@ def shard_chains(plan: ChainPlan, axis_name: str = "chains") -> Callable:
     ``vmap(f)`` on each device's block inside ``shard_map`` over a mesh with
     ``Auto`` axis ``axis_name``, and reads the real chains back in order.
     """
-    import jax
-    from jax.sharding import AxisType, Mesh
-    from jax.sharding import PartitionSpec as P
-
     if not isinstance(plan, ChainPlan):
         raise TypeError(f"plan must be a ChainPlan from plan_chains(), got {type(plan).__name__}.")
     mesh = Mesh(np.asarray(plan.devices), (axis_name,), axis_types=(AxisType.Auto,))
@@ -141,9 +142,9 @@ def shard_chains(plan: ChainPlan, axis_name: str = "chains") -> Callable:
 
         def run(args):
             leading = {np.shape(x)[0] for x in jax.tree.leaves(args)}
-            if leading != {plan.n_chains}:
+            if leading != {plan.num_chains}:
                 raise ValueError(
-                    f"The plan is for {plan.n_chains} chains but NumPyro passed arrays with leading "
+                    f"The plan is for {plan.num_chains} chains but NumPyro passed arrays with leading "
                     f"axes {sorted(leading)}; make the plan with the MCMC's num_chains."
                 )
             out = mapped(jax.tree.map(lambda x: x[slots], args))
@@ -156,10 +157,6 @@ def shard_chains(plan: ChainPlan, axis_name: str = "chains") -> Callable:
 
 def latent_shapes(model: Callable, *model_args: Any, **model_kwargs: Any) -> dict[str, tuple[int, ...]]:
     """Shapes of the model's latent sites in NumPyro's unconstrained space, for one chain."""
-    import jax
-    from numpyro import handlers
-    from numpyro.distributions.transforms import biject_to
-
     tr = handlers.trace(handlers.seed(model, jax.random.key(0))).get_trace(*model_args, **model_kwargs)
     shapes = {}
     for name, site in tr.items():
@@ -169,10 +166,10 @@ def latent_shapes(model: Callable, *model_args: Any, **model_kwargs: Any) -> dic
     return shapes
 
 
-def check_init_params(init_params: Any, shapes: dict[str, tuple[int, ...]], n_chains: int) -> dict[str, Any]:
+def check_init_params(init_params: Any, shapes: dict[str, tuple[int, ...]], num_chains: int) -> dict[str, Any]:
     """Check per-chain initial values: one row per chain for every latent site, nothing else.
 
-    ``init_params[name]`` must have shape ``(n_chains, *shapes[name])``. Returns
+    ``init_params[name]`` must have shape ``(num_chains, *shapes[name])``. Returns
     the dict unchanged; raises ``TypeError`` or ``ValueError`` saying what to fix.
     """
     if not isinstance(init_params, dict):
@@ -187,10 +184,10 @@ def check_init_params(init_params: Any, shapes: dict[str, tuple[int, ...]], n_ch
     if missing:
         raise ValueError(f"init_params gives no initial value for {missing}; give every latent site {sorted(shapes)}.")
     for name, value in init_params.items():
-        want = (n_chains, *shapes[name])
+        want = (num_chains, *shapes[name])
         if tuple(np.shape(value)) != want:
             raise ValueError(
-                f"init_params[{name!r}] has shape {tuple(np.shape(value))}, but {n_chains} chain(s) of a site "
+                f"init_params[{name!r}] has shape {tuple(np.shape(value))}, but {num_chains} chain(s) of a site "
                 f"of shape {shapes[name]} need shape {want}: one row per chain, chains first."
             )
     return init_params
@@ -201,7 +198,7 @@ class ChainRun:
     """What :func:`run_chains` returns.
 
     ``samples`` maps each site to a NumPy array with the chains first:
-    ``(n_chains, num_samples, *site_shape)``. ``mcmc`` is NumPyro's ``MCMC``
+    ``(num_chains, num_samples, *site_shape)``. ``mcmc`` is NumPyro's ``MCMC``
     object (for ``az.from_numpyro``), ``plan`` the chain layout, ``seconds``
     the wall time of the run and ``compile_seconds`` the part of it JAX spent
     compiling.
@@ -216,8 +213,6 @@ class ChainRun:
 
     def to_arviz(self):
         """An ArviZ ``InferenceData`` with the chain axis kept."""
-        import arviz as az
-
         return az.from_numpyro(self.mcmc)
 
 
@@ -242,9 +237,6 @@ def run_chains(
     ``(num_chains, *site_shape)``, also for a single chain), whatever the
     number of devices.
     """
-    import jax
-    from numpyro.infer import MCMC, NUTS
-
     num_chains = whole_number("num_chains", num_chains, 1)
     num_warmup = whole_number("num_warmup", num_warmup, 0)
     num_samples = whole_number("num_samples", num_samples, 1)
@@ -302,7 +294,7 @@ class MemoryEstimate:
 def estimate_memory(
     plan: ChainPlan,
     num_samples: int,
-    n_latent: int,
+    num_latent: int,
     data_bytes: int,
     *,
     itemsize: int = 4,
@@ -311,18 +303,18 @@ def estimate_memory(
     """Estimate one device's memory for a run laid out by ``plan``.
 
     Each device stores ``plan.per_device`` chains (padding included) of
-    ``num_samples`` draws of ``n_latent`` numbers, keeps a copy of all the data
+    ``num_samples`` draws of ``num_latent`` numbers, keeps a copy of all the data
     (every chain needs all of it), and per chain a NUTS state of a few vectors
-    of length ``n_latent`` (position, momentum, gradient, the ends of the
-    trajectory, the mass-matrix estimate: about 10) plus an ``n_latent`` squared
+    of length ``num_latent`` (position, momentum, gradient, the ends of the
+    trajectory, the mass-matrix estimate: about 10) plus an ``num_latent`` squared
     matrix when the mass matrix is dense.
     """
     if not isinstance(plan, ChainPlan):
         raise TypeError(f"plan must be a ChainPlan from plan_chains(), got {type(plan).__name__}.")
     num_samples = whole_number("num_samples", num_samples, 1)
-    n_latent = whole_number("n_latent", n_latent, 1)
+    num_latent = whole_number("num_latent", num_latent, 1)
     data_bytes = whole_number("data_bytes", data_bytes, 0)
     itemsize = whole_number("itemsize", itemsize, 1)
     k = plan.per_device
-    state = 10 * n_latent + (2 * n_latent**2 if dense_mass else 0)
-    return MemoryEstimate(k, k * num_samples * n_latent * itemsize, k * state * itemsize, data_bytes)
+    state = 10 * num_latent + (2 * num_latent**2 if dense_mass else 0)
+    return MemoryEstimate(k, k * num_samples * num_latent * itemsize, k * state * itemsize, data_bytes)

@@ -1,12 +1,16 @@
-"""Plots that recur in the book: measured speedups and times beside their ideals."""
+"""Plots that recur in the book: measured speedups and times beside their ideals, and NUTS's steps per draw."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
+import matplotlib.pyplot as plt
+import numpy as np
+
+from .lockstep import steps_2d
 from .timing import Speedup
 
-__all__ = ["plot_speedups", "plot_scaling", "plot_times_vs_ideal"]
+__all__ = ["plot_speedups", "plot_scaling", "plot_times_vs_ideal", "plot_steps_per_draw"]
 
 
 def plot_speedups(records: Sequence[Speedup], ax=None, title: str | None = None):
@@ -15,9 +19,6 @@ def plot_speedups(records: Sequence[Speedup], ax=None, title: str | None = None)
     ``records`` are :class:`~parallel_mcmc.timing.Speedup` objects; each bar
     is labelled with the candidate's label. Returns the matplotlib axes.
     """
-    import matplotlib.pyplot as plt
-    import numpy as np
-
     records = list(records)
     if not records:
         raise ValueError("records is empty: pass at least one Speedup from timing.speedup().")
@@ -51,8 +52,6 @@ def plot_scaling(
 
     Returns the matplotlib axes.
     """
-    import matplotlib.pyplot as plt
-
     if not (len(counts) == len(seconds) == len(ideal_seconds)) or not counts:
         raise ValueError(
             f"counts, seconds and ideal_seconds must be non-empty and of equal length, "
@@ -77,9 +76,6 @@ def plot_times_vs_ideal(
     labels: Sequence[str], measured: Sequence[float], ideal: Sequence[float], ax=None, title: str | None = None
 ):
     """Bars of measured seconds with the ideal seconds of each beside them."""
-    import matplotlib.pyplot as plt
-    import numpy as np
-
     if not (len(labels) == len(measured) == len(ideal)) or not labels:
         raise ValueError(
             f"labels, measured and ideal must be non-empty and of equal length, got "
@@ -98,3 +94,22 @@ def plot_times_vs_ideal(
     if title:
         ax.set_title(title)
     return ax
+
+
+def plot_steps_per_draw(steps: Any, ax=None, title: str | None = None, max_chains: int = 8):
+    """Integration steps per draw of each chain, with the lockstep (slowest chain) as a dashed line."""
+    steps = steps_2d(steps)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 3))
+    draws = np.arange(steps.shape[1])
+    for c in range(min(steps.shape[0], max_chains)):
+        ax.plot(draws, steps[c], lw=0.8, alpha=0.8, label=f"chain {c}")
+    ax.plot(draws, steps.max(axis=0), "k--", lw=0.8, label="slowest chain (lockstep)")
+    ax.set_xlabel("draw")
+    ax.set_ylabel("integration steps")
+    ax.set_yscale("log", base=2)
+    ax.legend(frameon=False, fontsize=7, ncol=2)
+    if title:
+        ax.set_title(title)
+    return ax
+

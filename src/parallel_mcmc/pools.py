@@ -16,22 +16,20 @@ four flavours that differ only in how they reach a large data array:
   per worker), or :func:`attach_shared_data` (a view of one block of shared
   memory, no copy).
 
-:class:`MPIPoolClosingOnce` is schwimmbad's ``MPIPool`` closed exactly once,
-and :func:`find_mpiexec` finds the ``mpiexec`` that belongs to this Python.
+The MPI side (finding ``mpiexec``, an ``MPIPool`` that closes once) is in
+:mod:`parallel_mcmc.mpi`.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import sys
 import time
 from multiprocessing import shared_memory
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from schwimmbad import MPIPool  # imports mpi4py only when a pool is made
+
+from .validate import real_number
 
 __all__ = [
     "DEFAULT_COST",
@@ -42,9 +40,6 @@ __all__ = [
     "attach_shared_data",
     "worker_data",
     "log_prob_worker_data",
-    "MPIPoolClosingOnce",
-    "MPIExecNotFound",
-    "find_mpiexec",
 ]
 
 #: Seconds of CPU time one call of the busy log-probabilities burns by default.
@@ -61,8 +56,7 @@ def burn_cpu(seconds: float) -> None:
     CPU time, not wall-clock time: when more processes spin than there are
     cores, each one takes longer, exactly as real computation would.
     """
-    if not seconds >= 0:
-        raise ValueError(f"seconds must be a non-negative number, got {seconds!r}.")
+    real_number("seconds", seconds, least=0)
     end = time.process_time() + seconds
     while time.process_time() < end:
         pass
@@ -140,49 +134,3 @@ def log_prob_worker_data(theta: Any, cost: float = DEFAULT_COST) -> float:
     burn_cpu(cost)
     theta = np.asarray(theta, dtype=float)
     return _standard_normal(theta, _centre(worker_data(), theta.size))
-
-
-class MPIPoolClosingOnce(MPIPool):
-    """schwimmbad's ``MPIPool``, told to stop its workers exactly once.
-
-    schwimmbad 0.4.2 stops the workers in ``close()`` (called when a ``with``
-    block ends) and again from an ``atexit`` hook. The second round of stop
-    messages goes to processes that have already left, which MPICH may answer
-    by killing rank 0 as it exits. This pool forgets its workers once they are
-    stopped, so the second call sends nothing.
-
-    Run with ``mpiexec -n k+1``: rank 0 is the master that hands out tasks and
-    does no likelihood work; ranks 1..k are the workers (they wait inside the
-    constructor and leave with ``sys.exit(0)`` when stopped).
-    """
-
-    def close(self) -> None:
-        if self.is_worker() or not getattr(self, "workers", None):
-            return
-        super().close()
-        self.workers = set()  # the atexit hook now finds nobody to stop
-
-
-class MPIExecNotFound(FileNotFoundError):
-    """No ``mpiexec`` for this Python was found."""
-
-
-def find_mpiexec() -> str:
-    """Path of the ``mpiexec`` to run this Python's MPI programs with.
-
-    Looks next to ``sys.executable`` first (``pip install mpi4py mpich``
-    puts MPICH's ``mpiexec`` in the virtual environment's ``bin``), then on
-    ``PATH``. Raises :class:`MPIExecNotFound` saying what to install otherwise.
-    """
-    here = Path(sys.executable).parent / "mpiexec"
-    if here.is_file() and os.access(here, os.X_OK):
-        return str(here)
-    on_path = shutil.which("mpiexec")
-    if on_path:
-        return on_path
-    raise MPIExecNotFound(
-        "No `mpiexec` found next to this Python "
-        f"({Path(sys.executable).parent}) nor on PATH. Install MPI for this environment with "
-        "`python -m pip install mpi4py mpich` (the mpich wheel provides mpiexec), "
-        "or install your system's MPI (e.g. `apt-get install mpich`) and mpi4py built against it."
-    )

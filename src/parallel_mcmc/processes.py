@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from .pools import find_mpiexec  # the same mpiexec as the MPI pools of the emcee part
-from .validate import whole_number
+from .mpi import find_mpiexec
+from .validate import real_number, whole_number
 
 __all__ = ["ProcessGroupError", "GroupRun", "free_port", "run_processes"]
 
@@ -46,12 +46,11 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _check_args(script: Path, n_processes: int, timeout: float) -> None:
-    whole_number("n_processes", n_processes, 1)
+def _check_args(script: Path, num_processes: int, timeout: float) -> None:
+    whole_number("num_processes", num_processes, 1)
     if not script.is_file():
         raise FileNotFoundError(f"The script {script} does not exist: write it first, then start the processes.")
-    if not timeout > 0:
-        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}.")
+    real_number("timeout", timeout, above=0, of=" of seconds")
 
 
 def _failure(what: str, outputs: Sequence[str]) -> ProcessGroupError:
@@ -61,16 +60,16 @@ def _failure(what: str, outputs: Sequence[str]) -> ProcessGroupError:
 
 def run_processes(
     script: str | Path,
-    n_processes: int,
+    num_processes: int,
     *,
     launcher: str = "mpiexec",
     args: Sequence[str] = (),
     timeout: float = 120.0,
     env: dict[str, str] | None = None,
 ) -> GroupRun:
-    """Run ``script`` in ``n_processes`` Python processes on this machine and wait for all of them.
+    """Run ``script`` in ``num_processes`` Python processes on this machine and wait for all of them.
 
-    ``launcher="mpiexec"`` starts them with ``mpiexec -n n_processes``; the
+    ``launcher="mpiexec"`` starts them with ``mpiexec -n num_processes``; the
     script can then call ``jax.distributed.initialize(cluster_detection_method="mpi4py")``.
     ``launcher="subprocess"`` starts them directly and appends
     ``--coordinator 127.0.0.1:PORT --num-processes N --process-id I`` to each
@@ -82,7 +81,7 @@ def run_processes(
     group runs past ``timeout`` seconds.
     """
     script = Path(script)
-    _check_args(script, n_processes, timeout)
+    _check_args(script, num_processes, timeout)
     run_env = dict(os.environ if env is None else env)
     # Keep the processes' JAX on the CPU and quiet, whatever the notebook's environment says.
     run_env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -90,7 +89,7 @@ def run_processes(
     python = sys.executable
     start = time.perf_counter()
     if launcher == "mpiexec":
-        cmd = [find_mpiexec(), "-n", str(n_processes), python, str(script), *args]
+        cmd = [find_mpiexec(), "-n", str(num_processes), python, str(script), *args]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=run_env)
         except subprocess.TimeoutExpired as err:
@@ -102,9 +101,9 @@ def run_processes(
     elif launcher == "subprocess":
         coordinator = f"127.0.0.1:{free_port()}"
         procs = []
-        for i in range(n_processes):
+        for i in range(num_processes):
             cmd = [python, str(script), *args, "--coordinator", coordinator,
-                   "--num-processes", str(n_processes), "--process-id", str(i)]
+                   "--num-processes", str(num_processes), "--process-id", str(i)]
             procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=run_env))
         deadline = start + timeout
         outputs_list, failed = [], []

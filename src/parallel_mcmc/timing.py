@@ -3,7 +3,9 @@
 JAX dispatches work asynchronously and compiles a jitted function on its first
 call. :func:`time_call` therefore calls once (or more) to warm up, then times
 ``repeats`` calls, each ended by :func:`jax.block_until_ready` on the whole
-output pytree, and keeps every repeat so the spread can be shown.
+output pytree, and keeps every repeat so the spread can be shown. :func:`timed`
+also returns the output, and :func:`time_interleaved` times several calls in
+turns, so that a slow spell of a shared machine hits all of them alike.
 :class:`Speedup` puts a measured speedup beside the ideal it should approach.
 """
 
@@ -13,11 +15,13 @@ import statistics
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
-from .validate import whole_number
+import jax
 
-__all__ = ["Timing", "Speedup", "time_call", "speedup", "cores_busy", "CompileLog"]
+from .validate import real_number, whole_number
+
+__all__ = ["Timing", "Speedup", "time_call", "timed", "time_interleaved", "speedup", "cores_busy", "CompileLog"]
 
 
 @dataclass(frozen=True)
@@ -66,8 +70,6 @@ def _fmt(seconds: float) -> str:
 
 
 def _block(out: Any) -> Any:
-    import jax
-
     return jax.block_until_ready(out)
 
 
@@ -101,6 +103,51 @@ def time_call(
         _block(fn(*args, **kwargs))
         times.append(time.perf_counter() - start)
     return Timing(label=label or getattr(fn, "__name__", "call"), times=tuple(times), first_call=float(first))
+
+
+def timed(fn: Callable[..., Any], *args: Any, repeats: int = 3, label: str | None = None):
+    """:func:`time_call` that also returns the output of the last call.
+
+    Returns ``(timing, output)``: compilation left out, every output waited for.
+    """
+    kept: dict[str, Any] = {}
+
+    def call(*a: Any) -> Any:
+        kept["out"] = fn(*a)
+        return kept["out"]
+
+    timing = time_call(call, *args, repeats=repeats, label=label or getattr(fn, "__name__", "call"))
+    return timing, kept["out"]
+
+
+def time_interleaved(calls: Mapping[str, tuple], repeats: int = 3):
+    """Time several calls in interleaved rounds; return ``(timings, outputs)`` dicts by name.
+
+    ``calls`` maps a label to ``(fn, *args)``. Each function is called once to
+    compile (its ``first_call``), then the functions take turns, one call each
+    per round, for ``repeats`` rounds: on a shared machine a slow spell then
+    hits all of them alike. Every call waits for its whole output; the output
+    of each function's last call is returned with its :class:`Timing`.
+    """
+    if not isinstance(calls, Mapping) or not calls:
+        raise TypeError("calls must be a non-empty dict {label: (fn, *args)}.")
+    for name, call in calls.items():
+        if not isinstance(call, tuple) or not call or not callable(call[0]):
+            raise TypeError(f"calls[{name!r}] must be a tuple (fn, *args) with a callable fn, got {call!r:.60}.")
+    whole_number("repeats", repeats, 1)
+    first, times, outputs = {}, {name: [] for name in calls}, {}
+    for name, (fn, *args) in calls.items():
+        start = time.perf_counter()
+        outputs[name] = jax.block_until_ready(fn(*args))
+        first[name] = time.perf_counter() - start
+    for _ in range(repeats):
+        for name, (fn, *args) in calls.items():
+            start = time.perf_counter()
+            outputs[name] = jax.block_until_ready(fn(*args))
+            times[name].append(time.perf_counter() - start)
+    timings = {name: Timing(label=name, times=tuple(times[name]), first_call=first[name]) for name in calls}
+    return timings, outputs
+
 
 
 @dataclass(frozen=True)
@@ -159,8 +206,7 @@ def speedup(baseline: Timing, candidate: Timing, ideal: float, ideal_reason: str
     for name, t in (("baseline", baseline), ("candidate", candidate)):
         if not isinstance(t, Timing):
             raise TypeError(f"{name} must be a Timing from time_call(), got {type(t).__name__}.")
-    if not ideal > 0:
-        raise ValueError(f"ideal must be a positive speedup (for example the device count), got {ideal!r}.")
+    real_number("ideal", ideal, above=0, of=" (a speedup, for example the device count)")
     return Speedup(baseline=baseline, candidate=candidate, ideal=float(ideal), ideal_reason=ideal_reason)
 
 
@@ -205,15 +251,11 @@ class CompileLog:
         return total
 
     def __enter__(self) -> "CompileLog":
-        import jax
-
         self._active = True
         jax.monitoring.register_event_duration_secs_listener(self._listen)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        import jax
-
         self._active = False
         try:
             jax.monitoring.unregister_event_duration_listener(self._listen)

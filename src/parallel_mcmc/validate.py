@@ -1,19 +1,67 @@
-"""Argument checks shared by the helper modules, with messages that say what to pass."""
+"""Argument checks shared by the helper modules, with messages that say what to pass.
+
+One function for each kind of argument: :func:`whole_number` for counts,
+:func:`real_number` for sizes, times and scales, and :func:`is_number` to ask
+whether a value (a learner's answer, say) is a number at all. A refused
+argument raises :class:`ArgumentError`, which is both a ``TypeError`` and a
+``ValueError``, so callers may catch either.
+"""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-__all__ = ["whole_number"]
+__all__ = ["ArgumentError", "is_number", "whole_number", "real_number"]
 
 
-def whole_number(name: str, value: Any, least: int) -> int:
-    """Return ``value`` as an ``int`` if it is a whole number >= ``least``; raise ``ValueError`` otherwise.
+class ArgumentError(TypeError, ValueError):
+    """An argument of the wrong type or out of range; the message says what to pass."""
 
-    ``True`` and ``False`` are refused, although Python counts them as integers.
+
+def is_number(value: Any) -> bool:
+    """True for a real number in any of its usual forms, never for ``True``/``False``.
+
+    Python ``int`` and ``float``, NumPy scalars and 0-d arrays (NumPy or JAX)
+    of an integer or floating type all count.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return True
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if shape == () and dtype is not None:
+        return np.issubdtype(np.dtype(dtype), np.integer) or np.issubdtype(np.dtype(dtype), np.floating)
+    return False
+
+
+def whole_number(name: str, value: Any, least: int, of: str = "") -> int:
+    """Return ``value`` as an ``int`` if it is a whole number >= ``least``; raise :class:`ArgumentError` otherwise.
+
+    ``of`` names the unit in the message (``" of devices"``). ``True`` and
+    ``False`` are refused, although Python counts them as integers.
     """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-        raise ValueError(f"{name} must be a whole number >= {least}, got {value!r}.")
+        raise ArgumentError(f"{name} must be a whole number{of} >= {least}, got {value!r}.")
     return int(value)
+
+
+def real_number(name: str, value: Any, *, above: float | None = None, least: float | None = None, of: str = "") -> float:
+    """Return ``value`` as a ``float`` if it is a finite number > ``above`` (or >= ``least``).
+
+    Raise :class:`ArgumentError` naming the argument and the bound otherwise.
+    ``of`` names the unit in the message (``" of seconds"``).
+    """
+    bound = f" > {above:g}" if above is not None else f" >= {least:g}" if least is not None else ""
+    ok = is_number(value) and math.isfinite(float(value))
+    if ok and above is not None:
+        ok = float(value) > above
+    if ok and least is not None:
+        ok = float(value) >= least
+    if not ok:
+        kind = "positive number" if above == 0 else "non-negative number" if least == 0 else "number"
+        shown = "" if kind != "number" else bound
+        raise ArgumentError(f"{name} must be a {kind}{shown}{of}, got {value!r}.")
+    return float(value)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
+import jax
 import numpy as np
 
+from ..timing import Timing
+from ..validate import is_number
 from . import expect, passed
 
 __all__ = ["lockstep_efficiency", "spread_chains", "faster_method"]
@@ -30,8 +33,7 @@ def lockstep_efficiency(fn: Callable[[np.ndarray], Any]) -> None:
     for steps in _STEP_CASES:
         got = fn(steps.copy())
         expect(
-            isinstance(got, (int, float, np.integer, np.floating)) and not isinstance(got, bool)
-            or (isinstance(got, np.ndarray) and got.shape == ()),
+            is_number(got),
             f"efficiency(...) returned {got!r}; it should return one number.",
         )
         got = float(got)
@@ -65,8 +67,6 @@ def spread_chains(positions: Any, reference: Mapping[str, Any], num_devices: int
     ``positions`` is the dict of ``(chain, draw)`` arrays the answer produced;
     ``reference`` the same chains run one after another.
     """
-    import jax
-
     expect(
         isinstance(positions, Mapping) and set(positions) == set(reference),
         f"Expected the positions dict of the run, with keys {sorted(reference)}; got {type(positions).__name__}"
@@ -105,8 +105,6 @@ def spread_chains(positions: Any, reference: Mapping[str, Any], num_devices: int
 
 def faster_method(choice: Any, timings: Mapping[str, Any]) -> None:
     """Check ``choice`` against ``timings``: a dict of two :class:`~parallel_mcmc.timing.Timing` by method name."""
-    from ..timing import Timing
-
     expect(
         isinstance(timings, Mapping) and len(timings) == 2,
         "timings must be a dict with exactly two entries, one Timing per method you compared.",

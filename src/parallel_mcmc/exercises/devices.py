@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import jax
 import numpy as np
 
+from ..validate import is_number
 from . import expect, passed
 
 __all__ = ["ideal_speedup", "placed_on_last_device"]
@@ -15,12 +17,12 @@ _CASES = [(1, 1), (1, 8), (2, 2), (8, 2), (4, 16), (16, 4), (3, 5), (6, 6)]
 
 
 def ideal_speedup(fn: Callable[[int, int], Any]) -> None:
-    """Check ``fn(n_devices, n_cores)``: the best speedup n forced CPU devices can give."""
+    """Check ``fn(num_devices, num_cores)``: the best speedup n forced CPU devices can give."""
     expect(callable(fn), "Pass your function itself, `ideal_speedup`, not the result of calling it.")
     for devices, cores in _CASES:
         got = fn(devices, cores)
         expect(
-            isinstance(got, (int, float, np.integer, np.floating)) and not isinstance(got, bool),
+            is_number(got),
             f"ideal_speedup({devices}, {cores}) returned {got!r}; it should return a number.",
         )
         want = min(devices, cores)
@@ -42,8 +44,6 @@ def ideal_speedup(fn: Callable[[int, int], Any]) -> None:
 
 def placed_on_last_device(answer: Any, original: Any) -> None:
     """Check that ``answer`` holds ``original``'s values, committed to the last device alone."""
-    import jax
-
     expect(isinstance(answer, jax.Array), f"Expected a jax.Array, got {type(answer).__name__}. Use jax.device_put.")
     expect(
         answer.shape == np.shape(original) and np.array_equal(np.asarray(answer), np.asarray(original)),

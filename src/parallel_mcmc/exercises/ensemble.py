@@ -11,7 +11,11 @@ import sys
 from typing import Any, Callable, Sequence
 
 import numpy as np
+from emcee.ensemble import _FunctionWrapper
 
+from ..models import sinusoid
+from ..mpi import find_mpiexec
+from ..pools import log_prob_with_data
 from . import expect, passed
 
 __all__ = ["data_sent_once", "mpi_command", "vectorized_log_prob", "reference_log_prob_noise"]
@@ -53,10 +57,6 @@ def data_sent_once(
     compares the log-probabilities it returns with
     ``pools.log_prob_with_data(theta, data)``.
     """
-    from emcee.ensemble import _FunctionWrapper
-
-    from ..pools import log_prob_with_data
-
     data = np.asarray(data)
     expect(callable(log_prob_fn), "log_prob_fn must be the function to give EnsembleSampler, not its result.")
     expect(isinstance(pool_kwargs, dict), f"pool_kwargs must be a dict of Pool keyword arguments, got {type(pool_kwargs).__name__}.")
@@ -124,8 +124,6 @@ def data_sent_once(
 
 def mpi_command(fn: Callable[[str, int], Sequence[str]]) -> None:
     """Check ``fn(script, workers)``: the argument list that runs ``script`` with ``workers`` MPI workers."""
-    from ..pools import find_mpiexec
-
     expect(callable(fn), "Pass your function itself, `mpi_command`, not the result of calling it.")
     for script, workers in (("run.py", 2), ("/tmp/sampler.py", 1), ("fit.py", 7)):
         got = fn(script, workers)
@@ -167,8 +165,6 @@ def mpi_command(fn: Callable[[str, int], Sequence[str]]) -> None:
 
 def reference_log_prob_noise(thetas: np.ndarray) -> np.ndarray:
     """The answer of the vectorised exercise, in NumPy (float64), for comparison."""
-    from ..models import sinusoid
-
     t, y = sinusoid.data()
     thetas = np.asarray(thetas, dtype=float)
     amplitude, frequency, phase, offset, log_sigma = (thetas[:, i, None] for i in range(5))
@@ -183,8 +179,6 @@ def reference_log_prob_noise(thetas: np.ndarray) -> np.ndarray:
 
 def vectorized_log_prob(fn: Callable[[np.ndarray], Any]) -> None:
     """Check a vectorised log-density for emcee: ``(n, 5)`` NumPy in, ``(n,)`` NumPy float out."""
-    from ..models import sinusoid
-
     expect(callable(fn), "Pass your function itself, not the result of calling it.")
     rng = np.random.default_rng(11)
     truth = np.append(sinusoid.TRUE_PARAMS, np.log(sinusoid.NOISE_SCALE))

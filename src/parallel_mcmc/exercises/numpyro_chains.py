@@ -6,13 +6,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..validate import is_number
 from . import expect, passed
 
 __all__ = ["split_compile", "chain_split", "gaussian_consensus"]
-
-
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
 
 
 # (compile seconds, seconds per iteration, short length, long length)
@@ -26,7 +23,7 @@ def split_compile(fn: Callable[[float, int, float, int], Any]) -> None:
         wall_short, wall_long = compile_s + per_it * n_short, compile_s + per_it * n_long
         got = fn(wall_short, n_short, wall_long, n_long)
         expect(
-            isinstance(got, (tuple, list)) and len(got) == 2 and all(_is_number(v) for v in got),
+            isinstance(got, (tuple, list)) and len(got) == 2 and all(is_number(v) for v in got),
             f"split_compile returned {got!r}; return a pair of numbers (compile_seconds, seconds_per_iteration).",
         )
         c, p = float(got[0]), float(got[1])
@@ -55,25 +52,25 @@ _SPLITS = [(3, 2), (2, 8), (8, 8), (10, 4), (1, 3), (7, 3), (16, 8), (5, 1)]
 
 
 def chain_split(fn: Callable[[int, int], Any]) -> None:
-    """Check ``fn(n_chains, n_devices)``: one list of chain numbers per device, every chain once, balanced."""
+    """Check ``fn(num_chains, num_devices)``: one list of chain numbers per device, every chain once, balanced."""
     expect(callable(fn), "Pass your function itself, `chain_split`, not the result of calling it.")
-    for n_chains, n_devices in _SPLITS:
-        got = fn(n_chains, n_devices)
-        where = f"chain_split({n_chains}, {n_devices})"
+    for num_chains, num_devices in _SPLITS:
+        got = fn(num_chains, num_devices)
+        where = f"chain_split({num_chains}, {num_devices})"
         try:
             groups = [[int(c) for c in g] for g in got]
         except TypeError:
             raise AssertionError(f"{where} returned {got!r}; return a list with one list (or range) of chain numbers per device.") from None
         expect(
-            len(groups) == n_devices,
-            f"{where} returned {len(groups)} group(s); return exactly one per device ({n_devices}), empty for a device without chains.",
+            len(groups) == num_devices,
+            f"{where} returned {len(groups)} group(s); return exactly one per device ({num_devices}), empty for a device without chains.",
         )
         flat = [c for g in groups for c in g]
-        extra = sorted(c for c in set(flat) if not 0 <= c < n_chains)
-        expect(not extra, f"{where} runs chain(s) {extra}, but only chains 0..{n_chains - 1} exist: you made up extra chains.")
+        extra = sorted(c for c in set(flat) if not 0 <= c < num_chains)
+        expect(not extra, f"{where} runs chain(s) {extra}, but only chains 0..{num_chains - 1} exist: you made up extra chains.")
         twice = sorted(c for c in set(flat) if flat.count(c) > 1)
         expect(not twice, f"{where} runs chain(s) {twice} more than once: each chain belongs to exactly one device.")
-        missing = sorted(set(range(n_chains)) - set(flat))
+        missing = sorted(set(range(num_chains)) - set(flat))
         expect(not missing, f"{where} drops chain(s) {missing}: every chain must run on some device.")
         sizes = [len(g) for g in groups]
         expect(

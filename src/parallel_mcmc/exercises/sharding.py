@@ -14,8 +14,12 @@ import contextlib
 import io
 from typing import Any, Callable, Mapping
 
+import jax
 import numpy as np
+from jax.sharding import AxisType
 
+from ..devices import physical_cores
+from ..timing import Speedup
 from . import expect, passed
 
 __all__ = [
@@ -37,8 +41,6 @@ __all__ = [
 
 
 def _jax():
-    import jax
-
     return jax
 
 
@@ -320,8 +322,6 @@ def data_parallel_layer(out: Any, x: Any, W: Any, b: Any) -> None:
 
 
 def _explicit(arr: Any, name: str) -> None:
-    from jax.sharding import AxisType
-
     sharding = _named(arr, name)
     expect(
         all(t == AxisType.Explicit for t in sharding.mesh.axis_types),
@@ -488,9 +488,6 @@ def sharded_training(x_sh: Any, y_sh: Any, params_rep: Any, losses: Any) -> None
 
 def timing_comparison(result: Any, x_sh: Any) -> None:
     """A :class:`~parallel_mcmc.timing.Speedup` of the sharded gradient with the right ideal."""
-    from ..devices import physical_cores
-    from ..timing import Speedup
-
     expect(
         isinstance(result, Speedup),
         f"`result` should be made with timing.speedup(baseline, candidate, ideal, reason), got {type(result).__name__}.",
@@ -505,11 +502,11 @@ def timing_comparison(result: Any, x_sh: Any) -> None:
         len(result.baseline.times) >= 3 and len(result.candidate.times) >= 3,
         "Time at least 3 repeats of each (time_call(..., repeats=5)) so that the median means something.",
     )
-    n_devices = len(x_sh.sharding.device_set)
-    ideal = min(n_devices, physical_cores())
+    num_devices = len(x_sh.sharding.device_set)
+    ideal = min(num_devices, physical_cores())
     expect(
         abs(result.ideal - ideal) < 1e-9,
-        f"The ideal speedup is {result.ideal:g}, but {n_devices} forced CPU devices share "
+        f"The ideal speedup is {result.ideal:g}, but {num_devices} forced CPU devices share "
         f"{physical_cores()} physical core(s): the ideal is min(devices, cores).",
     )
     passed(f"timing comparison with ideal {ideal}x")

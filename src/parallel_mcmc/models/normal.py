@@ -6,7 +6,7 @@ key ``DATA_KEY``. The parameters are ``{"loc", "log_scale"}`` (the scale on
 the log scale, so that the sampler moves on an unconstrained space) with flat
 priors, so the posterior mean of ``loc`` is close to the sample mean.
 
-Nothing here runs JAX at import time: the data are drawn on first use.
+Importing it runs no JAX operation (the backend stays unstarted): the data are drawn on first use.
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Callable
 
+import jax
+import jax.numpy as jnp
+import jax.scipy.stats as stats
 import numpy as np
 
 from ..validate import whole_number
@@ -39,15 +42,12 @@ DATA_KEY = 0
 
 @lru_cache(maxsize=None)
 def _observed(num: int, key: int):
-    import jax
-
     return TRUE_LOC + TRUE_SCALE * jax.random.normal(jax.random.key(key), (num,))
 
 
 def observed(num: int = NUM_OBSERVATIONS, key: int = DATA_KEY):
     """The observations: ``num`` draws of N(TRUE_LOC, TRUE_SCALE²) from ``jax.random.key(key)``."""
-    if isinstance(num, bool) or not isinstance(num, int) or num < 2:
-        raise ValueError(f"num must be a whole number of observations >= 2, got {num!r}.")
+    whole_number("num", num, 2, of=" of observations")
     return _observed(num, key)
 
 
@@ -57,9 +57,6 @@ def make_logdensity(data: Any) -> Callable[[dict], Any]:
     Flat priors on ``loc`` and ``log_scale``; the likelihood is the sum of
     normal log-densities of the observations.
     """
-    import jax.numpy as jnp
-    import jax.scipy.stats as stats
-
     data = jnp.asarray(data)
     if data.ndim != 1 or data.shape[0] < 2:
         raise ValueError(f"data must be a 1-D array of at least 2 observations, got shape {data.shape}.")

@@ -13,8 +13,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import numpyro
+import numpyro.distributions as dist
 
-from ..validate import whole_number
+from ..validate import real_number, whole_number
 
 __all__ = [
     "RegressionData",
@@ -49,8 +51,7 @@ def _design(rng: np.random.Generator, n: int, p: int) -> np.ndarray:
 def make_linear_data(n: int, p: int = 4, *, seed: int = 0, noise_sd: float = 1.0) -> RegressionData:
     """``y = X beta + noise`` with an intercept column, ``beta`` drawn from N(0, 1), fixed seed."""
     _check_sizes(n, p)
-    if not noise_sd > 0:
-        raise ValueError(f"noise_sd must be positive, got {noise_sd!r}.")
+    real_number("noise_sd", noise_sd, above=0)
     rng = np.random.default_rng(seed)
     beta = rng.standard_normal(p).astype(np.float32)
     X = _design(rng, n, p)
@@ -72,9 +73,6 @@ def make_logistic_data(n: int, p: int = 3, *, seed: int = 0, beta: np.ndarray | 
 
 def linear_model(X, y=None, *, prior_sd: float = 1.0, noise_sd: float = 1.0, prior_power: float = 1.0):
     """NumPyro model: ``beta ~ N(0, prior_sd^2 I)`` raised to ``prior_power``, ``y ~ N(X beta, noise_sd^2)``."""
-    import numpyro
-    import numpyro.distributions as dist
-
     p = X.shape[-1]
     with numpyro.handlers.scale(scale=prior_power):
         beta = numpyro.sample("beta", dist.Normal(0.0, prior_sd).expand([p]).to_event(1))
@@ -83,9 +81,6 @@ def linear_model(X, y=None, *, prior_sd: float = 1.0, noise_sd: float = 1.0, pri
 
 def logistic_model(X, y=None, *, prior_sd: float = 2.5, prior_power: float = 1.0):
     """NumPyro model: ``beta ~ N(0, prior_sd^2 I)`` raised to ``prior_power``, ``y ~ Bernoulli(sigmoid(X beta))``."""
-    import numpyro
-    import numpyro.distributions as dist
-
     p = X.shape[-1]
     with numpyro.handlers.scale(scale=prior_power):
         beta = numpyro.sample("beta", dist.Normal(0.0, prior_sd).expand([p]).to_event(1))
@@ -101,8 +96,7 @@ def linear_posterior(X, y, *, prior_sd: float = 1.0, noise_sd: float = 1.0, prio
     y = np.asarray(y, dtype=np.float64)
     if X.ndim != 2 or y.shape != (X.shape[0],):
         raise ValueError(f"X must be (n, p) and y (n,), got {X.shape} and {y.shape}.")
-    if not prior_power > 0:
-        raise ValueError(f"prior_power must be positive, got {prior_power!r}.")
+    real_number("prior_power", prior_power, above=0)
     precision = X.T @ X / noise_sd**2 + np.eye(X.shape[1]) * prior_power / prior_sd**2
     cov = np.linalg.inv(precision)
     mean = cov @ (X.T @ y) / noise_sd**2

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from parallel_mcmc.tinynet import init_mlp_params, make_regression_data, target_curve
+from parallel_mcmc.models.tinynet import init_mlp_params, make_regression_data, target_curve
 
 
 def test_data_shapes_and_determinism():

@@ -13,6 +13,8 @@ from typing import Sequence
 
 import numpy as np
 
+from ..validate import real_number, whole_number
+
 __all__ = ["target_curve", "make_regression_data", "init_mlp_params"]
 
 Params = list[tuple[np.ndarray, np.ndarray]]
@@ -32,10 +34,8 @@ def make_regression_data(
     Returns float32 arrays of shape ``(n, 1)`` each (NumPy, so the chapter
     decides where they are placed).
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive whole number of data points, got {n!r}.")
-    if not noise >= 0:
-        raise ValueError(f"noise must be a standard deviation >= 0, got {noise!r}.")
+    whole_number("n", n, 1, of=" of data points")
+    real_number("noise", noise, least=0, of=" (a standard deviation)")
     if not high > low:
         raise ValueError(f"high must be larger than low, got low={low!r}, high={high!r}.")
     rng = np.random.default_rng(seed)
@@ -53,8 +53,8 @@ def init_mlp_params(sizes: Sequence[int], seed: int = 0) -> Params:
     sizes = list(sizes)
     if len(sizes) < 2:
         raise ValueError(f"sizes needs at least an input and an output width, got {sizes!r}.")
-    if any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1 for s in sizes):
-        raise ValueError(f"every width in sizes must be a positive whole number, got {sizes!r}.")
+    for i, s in enumerate(sizes):
+        whole_number(f"sizes[{i}]", s, 1, of=" of units")
     rng = np.random.default_rng(seed)
     params: Params = []
     for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):

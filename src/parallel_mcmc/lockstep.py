@@ -1,0 +1,69 @@
+"""Integration-step accounting: what running NUTS chains in lockstep costs.
+
+NUTS takes a different number of integration steps (gradient evaluations)
+for each chain and draw. BlackJAX reports it as ``info.num_integration_steps``.
+Chains that advance together under ``vmap`` wait for the slowest of them at
+every draw, so their cost is the sum over draws of the largest count, not the
+average. These functions turn the counts into that cost, the share of it that
+is useful, and the load of each device when chains are split into blocks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .validate import whole_number
+
+__all__ = ["integration_steps", "lockstep_cost", "lockstep_efficiency", "device_loads", "steps_2d"]
+
+
+def integration_steps(info: Any) -> np.ndarray:
+    """The number of integration steps of every draw, as an integer NumPy array.
+
+    ``info`` is the info a runner returned (anything with a
+    ``num_integration_steps`` field), or that field itself. The axes are
+    kept: ``(chain, draw)`` for the multi-chain runners.
+    """
+    counts = getattr(info, "num_integration_steps", info)
+    counts = np.asarray(counts)
+    if counts.dtype == object or not np.issubdtype(counts.dtype, np.number):
+        raise TypeError(
+            "info has no num_integration_steps: pass the info returned by a NUTS or HMC "
+            f"runner, or the step counts themselves (got {type(info).__name__})."
+        )
+    return counts.astype(np.int64)
+
+
+def steps_2d(steps: Any) -> np.ndarray:
+    """``steps`` as a checked ``(chain, draw)`` array of non-negative step counts."""
+    steps = np.asarray(steps)
+    if steps.ndim != 2 or steps.size == 0:
+        raise ValueError(f"steps must be a non-empty (chain, draw) array of step counts, got shape {steps.shape}.")
+    if not np.issubdtype(steps.dtype, np.number) or np.any(steps < 0):
+        raise ValueError("steps must hold non-negative numbers of integration steps.")
+    return steps
+
+
+def lockstep_cost(steps: Any) -> int:
+    """Integration steps the chains take in lockstep: the sum over draws of the slowest chain's steps."""
+    return int(steps_2d(steps).max(axis=0).sum())
+
+
+def lockstep_efficiency(steps: Any) -> float:
+    """Share of lockstep work that is useful: all chains' steps over (chains x lockstep cost)."""
+    steps = steps_2d(steps)
+    cost = lockstep_cost(steps)
+    if cost == 0:
+        raise ValueError("steps are all zero: there is no work to measure an efficiency of.")
+    return float(steps.sum() / (steps.shape[0] * cost))
+
+
+def device_loads(steps: Any, num_devices: int) -> np.ndarray:
+    """Integration steps each device runs when the chains are split into equal consecutive blocks."""
+    steps = steps_2d(steps)
+    whole_number("num_devices", num_devices, 1)
+    if steps.shape[0] % num_devices:
+        raise ValueError(f"{steps.shape[0]} chains cannot be split evenly over {num_devices} devices.")
+    return steps.reshape(num_devices, -1).sum(axis=1)
