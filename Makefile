@@ -1,6 +1,7 @@
 # Parallel MCMC with JAX: `make book` builds the website, `make test` runs every test.
-# `make student` writes the student edition, `make grade SUBMISSIONS=...` grades submissions.
-# Both create the Python environment (.venv) and the offline web assets (node_modules)
+# `make student` writes the student edition, `make grade SUBMISSIONS=...` grades submissions,
+# `make format` rewrites the chapters as JupyterLab saves them.
+# `make book` and `make test` create the Python environment (.venv) and the offline web assets (node_modules)
 # when they are missing or older than the files that pin them.
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -12,7 +13,7 @@ ASSETS := node_modules/.installed
 JB_FLAGS ?= -W -n --keep-going
 PYTEST_ARGS ?= -v
 
-.PHONY: book test lab clean distclean pins env student grade
+.PHONY: book test lab clean distclean pins env student grade format
 
 env: $(STAMP)
 
@@ -40,6 +41,10 @@ book: $(STAMP) $(ASSETS)
 
 test: $(STAMP) $(ASSETS)
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Rewrite every chapter as JupyterLab (through jupytext) saves it, so that opening one changes nothing.
+format: $(STAMP)
+	$(PY) -m parallel_mcmc.chapter_format chapters
 
 # The student edition: every chapter with exercises, solutions replaced by stubs, in _build/student/.
 student: $(STAMP)

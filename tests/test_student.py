@@ -255,3 +255,32 @@ def test_book_student_edition_has_no_solution_text(tmp_path):
             assert ex.checks, f"{ed.source}: {ex.label} has no check cell after its solution"
     assert len(written) == 2 * len(chapters) and n_exercises >= len(chapters)
     assert json.dumps(nb.metadata["coursework"])  # plain JSON
+
+
+def test_student_files_are_saved_unchanged_by_jupyterlab(tmp_path):
+    """Opening the student edition in JupyterLab changes nothing: its .md is a fixed point of
+    jupytext's MyST round trip, its .ipynb is what nbformat writes back, with the kernel's metadata."""
+    from ipykernel.ipkernel import IPythonKernel
+
+    book = make_book(tmp_path)
+    build_student_edition(ROOT, tmp_path / "book", verbose=False)
+    build_student_edition(book, verbose=False)
+    mds = sorted((tmp_path / "book").rglob("*.md")) + [book / "_build/student/chapters/toy/toy.md"]
+    assert len(mds) > 1
+    for md in mds:
+        text = md.read_text(encoding="utf-8")
+        saved = jupytext.writes(jupytext.reads(text, fmt="md:myst"), fmt="md:myst")
+        assert saved == text, f"{md.name} changes when JupyterLab saves it"
+        ipynb = md.with_suffix(".ipynb")
+        raw = ipynb.read_text(encoding="utf-8")
+        nb = nbformat.reads(raw, as_version=nbformat.NO_CONVERT)
+        rewritten = tmp_path / "rewritten.ipynb"
+        nbformat.write(nb, rewritten)  # as jupyter_server saves a notebook
+        assert rewritten.read_text(encoding="utf-8") == raw, f"{ipynb.name} changes when JupyterLab saves it"
+        assert raw.startswith('{\n "cells": [\n  {\n') and raw.endswith("}\n")  # 1-space indent, final newline
+        assert (nb.nbformat, nb.nbformat_minor) == (4, 5) and all(c.get("id") for c in nb.cells)
+        assert nbformat.validator.normalize(nb)[0] == 0, "nbformat would normalise it"
+        # What JupyterLab sets on the notebook when its kernel starts is there already.
+        assert nb.metadata.kernelspec == {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+        assert nb.metadata.language_info == IPythonKernel.language_info
+        assert [c.source for c in jupytext.reads(text, fmt="md:myst").cells] == [c.source for c in nb.cells]

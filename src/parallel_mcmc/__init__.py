@@ -18,6 +18,7 @@ Modules, one idea each:
 - :mod:`parallel_mcmc.models`: the example models (normal, regression, sinusoid, tinynet, softmax_layer).
 - :mod:`parallel_mcmc.exercises`: the checks of the exercises, one module per part.
 - :mod:`parallel_mcmc.student`, :mod:`parallel_mcmc.grade`: the coursework tools (student edition, grader).
+- :mod:`parallel_mcmc.chapter_format`: chapters as JupyterLab saves them (``make format``).
 
 Import the modules you need; importing this package does not start JAX, so
 ``parallel_mcmc.devices.use_cpu_devices`` can still set the device count.

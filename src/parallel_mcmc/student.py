@@ -3,7 +3,8 @@
 ``python -m parallel_mcmc.student`` (or ``make student``) reads every MyST
 notebook under ``chapters/`` that has at least one exercise and writes, for
 each, a ``.md`` and an ``.ipynb`` into ``_build/student/`` (same relative
-path as the chapter). In them:
+path as the chapter), both as JupyterLab saves them, so that opening one
+marks nothing modified. In them:
 
 - every solution (``solution-start`` ... ``solution-end``: prose and code) is gone;
 - each solution code cell is replaced by a *stub* cell that names what to
@@ -69,6 +70,8 @@ __all__ = [
     "solution_lines",
     "find_leaks",
     "build_student_edition",
+    "myst_as_saved",
+    "ipynb_as_saved",
     "main",
 ]
 
@@ -570,16 +573,43 @@ def build_student_edition(root: Path, out: Path | None = None, chapters: Sequenc
         target.parent.mkdir(parents=True, exist_ok=True)
         md = target.with_suffix(".md")
         ipynb = target.with_suffix(".ipynb")
-        md.write_text(jupytext.writes(ed.notebook, fmt="md:myst"), encoding="utf-8")
-        as_ipynb = copy.deepcopy(ed.notebook)
-        as_ipynb.metadata.pop("jupytext", None)
-        nbformat.write(as_ipynb, ipynb)
+        md.write_text(myst_as_saved(ed.notebook), encoding="utf-8")
+        nbformat.write(ipynb_as_saved(ed.notebook), ipynb)
         written += [md, ipynb]
         if verbose:
             labels = ", ".join(e.label for e in ed.exercises)
             print(f"{ipynb.relative_to(out)}: {len(ed.exercises)} exercise(s): {labels}")
     check_written(editions, out)
     return written
+
+
+def myst_as_saved(nb: nbformat.NotebookNode) -> str:
+    """``nb`` as MyST text that JupyterLab (reading and writing through jupytext) saves back unchanged."""
+    text = jupytext.writes(nb, fmt="md:myst")
+    for _ in range(5):  # a cell ending in blank lines loses one of them per round trip
+        again = jupytext.writes(jupytext.reads(text, fmt="md:myst"), fmt="md:myst")
+        if again == text:
+            break
+        text = again
+    return text
+
+
+def ipynb_as_saved(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """``nb`` as JupyterLab saves it: normalised by nbformat, with cell ids, and with the
+    ``language_info`` that the kernel (ipykernel in this interpreter) reports, which JupyterLab
+    would otherwise add on opening and so mark the notebook modified. Write it with ``nbformat.write``."""
+    nb = copy.deepcopy(nb)
+    nb.metadata.pop("jupytext", None)
+    try:
+        from ipykernel.ipkernel import IPythonKernel
+
+        nb.metadata.setdefault("language_info", copy.deepcopy(IPythonKernel.language_info))
+    except ImportError:
+        pass
+    _, normalised = nbformat.validator.normalize(nb)
+    nb = nbformat.from_dict(normalised)
+    nbformat.validate(nb)
+    return nb
 
 
 def check_written(editions: Sequence[StudentEdition], out: Path) -> None:
