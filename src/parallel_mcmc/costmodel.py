@@ -1,0 +1,278 @@
+"""The book's cost model: predict how long a way of running chains takes, from what was measured here.
+
+Every prediction is built from a few quantities measured on the machine that
+runs the page, never from assumptions:
+
+- :class:`StepCost`: the time of one step (a NUTS integration step, a
+  log-density gradient, one emcee log-probability) at each *width*, the number
+  of chains vectorised into that step;
+- ``cores``: the physical cores the process may use
+  (:func:`parallel_mcmc.devices.physical_cores`), and ``cores_each``: the cores
+  one device (or worker) keeps busy on its own
+  (:func:`parallel_mcmc.timing.cores_busy`);
+- the step counts of every chain at every draw (NUTS's ``num_integration_steps``).
+
+Three rules turn them into a time:
+
+1. **Sequential**: work done one step after another costs the sum of its steps.
+2. **Lockstep**: chains vectorised together take, at every draw, as many steps
+   as their slowest chain, each at the cost of one step of that width.
+3. **Concurrent**: independent jobs that run at once finish no sooner than the
+   longest of them, and no sooner than their total CPU work spread over the
+   cores: ``max(max(t), sum(t) * cores_each / cores)``.
+
+The model leaves out every overhead it does not measure, so a prediction is the
+best case: a lower bound on the time, and the ideal of a speedup is the
+baseline's measured time over the candidate's predicted time. A measurement
+faster than its prediction (by more than its own spread) means the model is
+wrong; a measurement much slower means some cost is missing from it, and the
+page names and measures it. :class:`Prediction` holds the two side by side.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import jax
+import numpy as np
+
+from .lockstep import lockstep_cost, steps_2d
+from .timing import Speedup, Timing
+from .validate import real_number, whole_number
+
+__all__ = [
+    "StepCost",
+    "measure_step_cost",
+    "concurrent",
+    "sequential_time",
+    "lockstep_time",
+    "sharded_time",
+    "pool_time",
+    "Prediction",
+    "predict",
+    "model_speedup",
+]
+
+
+@dataclass(frozen=True)
+class StepCost:
+    """Measured seconds of one step at each width (chains per vectorised step).
+
+    Between measured widths the cost is interpolated linearly; outside them it
+    is extrapolated from the nearest two, never below zero.
+    """
+
+    widths: tuple[int, ...]
+    seconds: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.widths) != len(self.seconds) or not self.widths:
+            raise ValueError("widths and seconds must be non-empty and of equal length.")
+        if list(self.widths) != sorted(set(self.widths)):
+            raise ValueError(f"widths must be increasing and distinct, got {self.widths}.")
+        for w in self.widths:
+            whole_number("width", w, 1)
+        for s in self.seconds:
+            real_number("seconds", s, above=0)
+
+    def at(self, width: float) -> float:
+        """Seconds of one step of ``width`` chains vectorised together."""
+        real_number("width", width, above=0)
+        w, s = np.asarray(self.widths, float), np.asarray(self.seconds, float)
+        if len(w) == 1:
+            return float(s[0] * width / w[0]) if width > w[0] else float(s[0])
+        if width <= w[-1]:
+            return float(np.interp(width, w, s))
+        slope = (s[-1] - s[-2]) / (w[-1] - w[-2])
+        return float(max(s[-1] + slope * (width - w[-1]), 0.0))
+
+    def per_chain(self, width: float) -> float:
+        """Seconds per chain-step at ``width``: below ``at(1)`` when vectorising pays."""
+        return self.at(width) / width
+
+    def __str__(self) -> str:
+        parts = ", ".join(f"{w}: {s * 1e6:.1f} µs" for w, s in zip(self.widths, self.seconds))
+        return f"one step at width {parts}"
+
+
+def measure_step_cost(
+    make_step: Callable[[int], tuple[Callable[..., Any], tuple]],
+    widths: Sequence[int],
+    steps_per_call: int,
+    repeats: int = 5,
+) -> StepCost:
+    """Measure a :class:`StepCost`: ``make_step(width)`` returns ``(fn, args)``, one compiled call
+    that runs ``steps_per_call`` steps of ``width`` chains.
+
+    Each width is compiled and warmed up first; the median of ``repeats``
+    calls, every output waited for, divided by ``steps_per_call``, is the cost
+    of one step. Use enough steps per call that the fixed cost of a call is
+    negligible beside them.
+    """
+    whole_number("steps_per_call", steps_per_call, 1)
+    whole_number("repeats", repeats, 1)
+    seconds = []
+    for width in widths:
+        whole_number("width", width, 1)
+        fn, args = make_step(width)
+        jax.block_until_ready(fn(*args))
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            jax.block_until_ready(fn(*args))
+            times.append(time.perf_counter() - start)
+        seconds.append(statistics.median(times) / steps_per_call)
+    return StepCost(tuple(int(w) for w in widths), tuple(seconds))
+
+
+def concurrent(times: Sequence[float], cores: float, cores_each: float = 1.0) -> float:
+    """Best wall time of independent jobs run at once: the longest job, or all their CPU work over the cores.
+
+    ``times`` are the jobs' times when each has its cores to itself; each job
+    keeps ``cores_each`` cores busy. With as many cores as jobs need this is
+    ``max(times)``; with fewer, the jobs share the cores and the total work
+    ``sum(times) * cores_each`` over ``cores`` decides.
+    """
+    times = [real_number("time", t, least=0) for t in times]
+    if not times:
+        raise ValueError("times is empty: pass the time of at least one job.")
+    cores = real_number("cores", cores, above=0)
+    cores_each = real_number("cores_each", cores_each, above=0)
+    return max(max(times), sum(times) * min(cores_each, cores) / cores)
+
+
+def sequential_time(steps: Any, step: StepCost) -> float:
+    """Chains one after another on one device: every step of every chain at width 1."""
+    return float(steps_2d(steps).sum()) * step.at(1)
+
+
+def lockstep_time(steps: Any, step: StepCost) -> float:
+    """All chains vectorised together: the slowest chain's steps of every draw, at the full width."""
+    steps = steps_2d(steps)
+    return lockstep_cost(steps) * step.at(steps.shape[0])
+
+
+def sharded_time(
+    steps: Any, step: StepCost, num_devices: int, cores: float, cores_each: float = 1.0, inner: str = "map"
+) -> float:
+    """Chains split into equal consecutive blocks over ``num_devices`` devices that share ``cores`` cores.
+
+    Each device runs its block one chain after another (``inner="map"``) or in
+    lockstep (``inner="vmap"``); the devices run concurrently (:func:`concurrent`).
+    """
+    steps = steps_2d(steps)
+    num_devices = whole_number("num_devices", num_devices, 1)
+    if steps.shape[0] % num_devices:
+        raise ValueError(f"{steps.shape[0]} chains cannot be split evenly over {num_devices} devices.")
+    blocks = steps.reshape(num_devices, -1, steps.shape[1])
+    if inner == "map":
+        per_device = [sequential_time(b, step) for b in blocks]
+    elif inner == "vmap":
+        per_device = [lockstep_time(b, step) for b in blocks]
+    else:
+        raise ValueError(f"inner must be 'map' or 'vmap', got {inner!r}.")
+    return concurrent(per_device, cores, cores_each)
+
+
+def pool_time(
+    tasks_per_round: int,
+    rounds: int,
+    task_seconds: float,
+    workers: int,
+    cores: float,
+    *,
+    overhead_per_task: float = 0.0,
+    master_cores: float = 0.0,
+) -> float:
+    """A pool that evaluates ``tasks_per_round`` equal tasks per round, in ``rounds`` rounds one after another.
+
+    emcee evaluates half its walkers per round (two rounds a step). In a round
+    the tasks are dealt out to ``workers`` workers, so the round lasts
+    ``ceil(tasks / workers)`` task times at best; the workers share what is
+    left of ``cores`` after the master's ``master_cores`` (a polling master
+    keeps about one core busy). ``overhead_per_task`` is the measured cost of
+    sending one task and its answer (pickling, messages), paid by the master
+    one task after another.
+    """
+    tasks_per_round = whole_number("tasks_per_round", tasks_per_round, 1)
+    rounds = whole_number("rounds", rounds, 1)
+    workers = whole_number("workers", workers, 1)
+    task_seconds = real_number("task_seconds", task_seconds, least=0)
+    cores = real_number("cores", cores, above=0)
+    overhead_per_task = real_number("overhead_per_task", overhead_per_task, least=0)
+    master_cores = real_number("master_cores", master_cores, least=0)
+    free = cores - master_cores
+    if free <= 0:
+        raise ValueError(f"master_cores ({master_cores}) leaves none of the {cores} cores to the workers.")
+    per_worker = [math.ceil(tasks_per_round / workers) * task_seconds] + [
+        (tasks_per_round // workers) * task_seconds
+    ] * (workers - 1)
+    per_round = concurrent(per_worker, free) + tasks_per_round * overhead_per_task
+    return rounds * per_round
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A measured time beside the cost model's prediction of it.
+
+    ``ratio`` is predicted over measured time: 1 means the model accounts for
+    all of it, below 1 that a cost is missing from the model (name and measure
+    it), above 1 that the measurement beat the model's best case.
+    """
+
+    measured: Timing
+    predicted: float
+    reason: str = ""
+
+    @property
+    def ratio(self) -> float:
+        return self.predicted / self.measured.median
+
+    @property
+    def spread(self) -> float:
+        """Relative spread of the measured repeats: (max - min) / median."""
+        return self.measured.spread / self.measured.median
+
+    @property
+    def beats_model(self) -> bool:
+        """True when the measurement is faster than the prediction by more than its own spread."""
+        return self.ratio > 1.0 + self.spread
+
+    def __str__(self) -> str:
+        why = f" ({self.reason})" if self.reason else ""
+        return (
+            f"{self.measured.label}: measured {self.measured.median * 1e3:.1f} ms "
+            f"(spread {self.spread:.0%}), predicted {self.predicted * 1e3:.1f} ms{why}, "
+            f"predicted/measured {self.ratio:.2f}"
+        )
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(str(self))
+
+
+def predict(measured: Timing, predicted: float, reason: str = "") -> Prediction:
+    """Put a :class:`~parallel_mcmc.timing.Timing` beside the model's predicted seconds."""
+    if not isinstance(measured, Timing):
+        raise TypeError(f"measured must be a Timing from time_call(), got {type(measured).__name__}.")
+    return Prediction(measured, real_number("predicted", predicted, above=0), reason)
+
+
+def model_speedup(baseline: Timing, candidate: Prediction) -> Speedup:
+    """The measured speedup of ``candidate`` over ``baseline``, with the model's ideal.
+
+    The ideal is the baseline's measured time over the candidate's *predicted*
+    time: since the prediction is a best case, the ideal bounds the speedup,
+    and its efficiency equals the candidate's predicted/measured ratio.
+    """
+    if not isinstance(candidate, Prediction):
+        raise TypeError(f"candidate must be a Prediction from predict(), got {type(candidate).__name__}.")
+    return Speedup(
+        baseline=baseline,
+        candidate=candidate.measured,
+        ideal=baseline.median / candidate.predicted,
+        ideal_reason=candidate.reason or "cost model",
+    )

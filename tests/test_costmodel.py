@@ -1,0 +1,87 @@
+"""parallel_mcmc.costmodel: the rules of the cost model, on numbers worked out by hand."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from parallel_mcmc import costmodel as cm
+from parallel_mcmc.timing import Timing
+
+STEP = cm.StepCost(widths=(1, 2, 4), seconds=(1e-3, 1.5e-3, 2.5e-3))
+STEPS = np.array([[1, 7, 3], [3, 1, 15]])  # (chain, draw)
+
+
+def test_step_cost_interpolates_and_extrapolates():
+    assert STEP.at(1) == 1e-3 and STEP.at(3) == pytest.approx(2e-3)
+    assert STEP.at(8) == pytest.approx(4.5e-3)  # the slope of the last two widths
+    assert STEP.per_chain(4) == pytest.approx(2.5e-3 / 4)
+    single = cm.StepCost((1,), (2e-3,))
+    assert single.at(1) == 2e-3 and single.at(3) == pytest.approx(6e-3)
+
+
+def test_step_cost_refuses_nonsense():
+    with pytest.raises(ValueError, match="increasing"):
+        cm.StepCost((2, 1), (1.0, 1.0))
+    with pytest.raises(ValueError, match="equal length"):
+        cm.StepCost((1, 2), (1.0,))
+    with pytest.raises(ValueError, match="seconds must be a positive"):
+        cm.StepCost((1,), (0.0,))
+
+
+def test_concurrent_is_the_longest_job_or_the_work_over_the_cores():
+    assert cm.concurrent([1.0, 1.0], cores=2) == 1.0
+    assert cm.concurrent([1.0, 1.0, 1.0, 1.0], cores=2) == 2.0
+    assert cm.concurrent([3.0, 1.0], cores=2) == 3.0
+    assert cm.concurrent([1.0, 1.0], cores=2, cores_each=2) == 2.0  # each device already fills the machine
+    with pytest.raises(ValueError, match="empty"):
+        cm.concurrent([], cores=2)
+
+
+def test_chain_layouts():
+    assert cm.sequential_time(STEPS, STEP) == pytest.approx(30 * 1e-3)
+    assert cm.lockstep_time(STEPS, STEP) == pytest.approx(25 * 1.5e-3)
+    # two devices, one chain each: the slower device (19 steps) on 2 cores
+    assert cm.sharded_time(STEPS, STEP, 2, cores=2) == pytest.approx(19 * 1e-3)
+    # on 1 core the devices take turns: all 30 steps
+    assert cm.sharded_time(STEPS, STEP, 2, cores=1) == pytest.approx(30 * 1e-3)
+    assert cm.sharded_time(STEPS, STEP, 1, cores=2, inner="vmap") == pytest.approx(cm.lockstep_time(STEPS, STEP))
+    with pytest.raises(ValueError, match="evenly"):
+        cm.sharded_time(STEPS, STEP, 3, cores=2)
+    with pytest.raises(ValueError, match="inner must be"):
+        cm.sharded_time(STEPS, STEP, 2, cores=2, inner="pmap")
+
+
+def test_pool_time():
+    # 16 tasks of 2 ms on 2 workers, 2 cores: 8 tasks each, 2 rounds
+    assert cm.pool_time(16, 2, 2e-3, workers=2, cores=2) == pytest.approx(2 * 16e-3)
+    # a master polling on one of two cores leaves one core for both workers
+    assert cm.pool_time(16, 2, 2e-3, workers=2, cores=2, master_cores=1.0) == pytest.approx(2 * 32e-3)
+    # uneven deal: 5 tasks on 2 workers last 3 task times
+    assert cm.pool_time(5, 1, 1.0, workers=2, cores=4) == 3.0
+    assert cm.pool_time(4, 1, 1.0, workers=2, cores=2, overhead_per_task=0.1) == pytest.approx(2.4)
+    with pytest.raises(ValueError, match="leaves none"):
+        cm.pool_time(4, 1, 1.0, workers=2, cores=2, master_cores=2)
+
+
+def test_prediction_and_model_speedup():
+    base = Timing("serial", (2.0, 2.0, 2.0), first_call=2.0)
+    fast = Timing("parallel", (1.0, 1.1, 0.9), first_call=3.0)
+    p = cm.predict(fast, 0.8, "two devices")
+    assert p.ratio == pytest.approx(0.8) and not p.beats_model
+    s = cm.model_speedup(base, p)
+    assert s.ideal == pytest.approx(2.5) and s.efficiency == pytest.approx(p.ratio)
+    assert cm.predict(fast, 1.5).beats_model  # faster than its best case: the model is wrong
+    with pytest.raises(TypeError, match="Timing"):
+        cm.predict(1.0, 0.5)
+    with pytest.raises(TypeError, match="Prediction"):
+        cm.model_speedup(base, fast)
+
+
+def test_measure_step_cost_measures_each_width():
+    def make(width):
+        f = jax.jit(lambda x: jax.lax.fori_loop(0, 10, lambda i, y: jnp.sin(y), x))
+        return f, (jnp.ones((width, 64)),)
+
+    cost = cm.measure_step_cost(make, widths=(1, 4), steps_per_call=10, repeats=3)
+    assert cost.widths == (1, 4) and all(s > 0 for s in cost.seconds)
