@@ -243,12 +243,12 @@ class Prediction:
         return self.ratio > 1.0 + self.spread
 
     def __str__(self) -> str:
-        why = f" ({self.reason})" if self.reason else ""
-        return (
-            f"{self.measured.label}: measured {self.measured.median * 1e3:.1f} ms "
-            f"(spread {self.spread:.0%}), predicted {self.predicted * 1e3:.1f} ms{why}, "
-            f"predicted/measured {self.ratio:.2f}"
-        )
+        parts = [
+            f"measured {self.measured.median * 1e3:.1f} ms (spread {self.spread:.0%})",
+            f"predicted {self.predicted * 1e3:.1f} ms" + (f" ({self.reason})" if self.reason else ""),
+            f"predicted/measured {self.ratio:.2f}",
+        ]
+        return f"{self.measured.label}: " + ", ".join(parts)
 
     def _repr_pretty_(self, printer, cycle) -> None:
         printer.text(str(self))

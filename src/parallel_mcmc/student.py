@@ -59,6 +59,8 @@ from typing import Iterable, Sequence
 import jupytext
 import nbformat
 
+from .chapter_format import is_myst_notebook
+
 __all__ = [
     "Exercise",
     "StudentEdition",
@@ -78,7 +80,6 @@ __all__ = [
 META = "coursework"  # key of the cell and notebook metadata written here
 REMOVE_TAG = "student-remove"
 
-_FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
 # An opening fence: ``` or ~~~ or ::: (three or more), then the info string.
 _FENCE = re.compile(r"^(?P<indent>\s{0,3})(?P<fence>`{3,}|~{3,}|:{3,})(?P<info>.*)$")
 _DIRECTIVE = re.compile(r"^\{(?P<name>[\w:-]+)\}\s*(?P<arg>.*)$")
@@ -128,14 +129,6 @@ def find_book_root(start: Path | None = None) -> Path:
         f"No book found at or above {here}: run from the book's folder (the one with chapters/ and _toc.yml) "
         "or pass --book PATH."
     )
-
-
-def is_myst_notebook(path: Path) -> bool:
-    """True for a Markdown file whose front matter names a kernelspec."""
-    if path.suffix != ".md" or not path.is_file():
-        return False
-    match = _FRONT_MATTER.match(path.read_text(encoding="utf-8", errors="replace")[:5000])
-    return bool(match and re.search(r"^kernelspec:", match.group(1), re.MULTILINE))
 
 
 def exercise_chapters(root: Path) -> list[Path]:
