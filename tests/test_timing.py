@@ -102,6 +102,19 @@ def test_cores_busy_rejects_bad_input():
         timing.cores_busy(abs, 1, warmup=-1)
 
 
+def test_cores_available_counts_the_cores_the_threads_got():
+    one = timing.cores_available(1, 0.1)
+    assert 0.3 < one < 1.1  # loose: the machine may be shared
+    assert timing.cores_available(2, 0.1) < 2.1
+
+
+def test_cores_available_rejects_bad_input():
+    with pytest.raises(ValueError, match="cores"):
+        timing.cores_available(0)
+    with pytest.raises(ValueError, match="seconds"):
+        timing.cores_available(2, -1.0)
+
+
 def test_compile_log_sees_a_fresh_compilation():
     with timing.CompileLog() as log:
         jax.jit(lambda x: jnp.sin(x) * 3.0 + 0.123456)(jnp.arange(7.0)).block_until_ready()

@@ -13,7 +13,7 @@ Modules, one idea each:
 - :mod:`parallel_mcmc.multidevice`: a NumPyro runner that spreads chains over devices.
 - :mod:`parallel_mcmc.consensus`: consensus Monte Carlo (data shards, sub-posteriors, combination).
 - :mod:`parallel_mcmc.pools`: emcee's process-pool workers and the data they are given.
-- :mod:`parallel_mcmc.mpi`: finding ``mpiexec``; an MPI pool that closes once.
+- :mod:`parallel_mcmc.mpi`: finding ``mpiexec``; schwimmbad's MPI pool, closed once; an MPI pool whose master shares the work.
 - :mod:`parallel_mcmc.emcee_mpi`: the MPI chapter's program (``python -m parallel_mcmc.emcee_mpi``).
 - :mod:`parallel_mcmc.processes`: start a group of processes that form one JAX program.
 - :mod:`parallel_mcmc.models`: the example models (normal, regression, sinusoid, tinynet, softmax_layer).

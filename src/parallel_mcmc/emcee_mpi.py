@@ -1,30 +1,68 @@
-"""The MPI chapter's program: emcee with an MPI pool, run as ``mpiexec -n K+1 python -m parallel_mcmc.emcee_mpi OUT.npz``.
+"""The MPI chapter's program: emcee with an MPI pool, run as ``mpiexec -n N python -m parallel_mcmc.emcee_mpi OUT.npz``.
 
-Rank 0 runs the sampler and hands out log-probability calls; ranks 1..K
-evaluate them. The sampler starts from :func:`initial_walkers` with the random
-state :func:`random_state`, so :func:`run_serial` draws exactly the same chain
-in one process. Rank 0 writes the chain, the acceptance fractions, the run
-times, its own CPU time during them and the number of workers to ``OUT.npz``::
+``--pool`` chooses how the ``N`` ranks share the work:
 
-    mpiexec -n 3 python -m parallel_mcmc.emcee_mpi /tmp/mpi.npz --steps 8
+- ``schwimmbad`` (the default): schwimmbad's ``MPIPool``
+  (:class:`~parallel_mcmc.mpi.MPIPoolClosingOnce`). Rank 0 runs the sampler
+  and hands out log-probability calls; ranks 1..N-1 evaluate them, so
+  ``-n K+1`` gives ``K`` workers.
+- ``sharing``: :class:`~parallel_mcmc.mpi.SharingMPIPool`. Rank 0 runs the
+  sampler and evaluates a share of every batch of calls itself, so
+  ``-n K`` gives ``K`` workers.
+
+The sampler starts from :func:`initial_walkers` with the random state
+:func:`random_state`, so :func:`run_serial` draws exactly the same chain in
+one process. It runs once to warm up, then ``--repeats`` times, and rank 0
+writes to ``OUT.npz``:
+
+- ``chain``, ``acceptance``: the last run's chain and acceptance fractions;
+- ``times``, ``first_time``: the wall-clock seconds of the runs, and of the warm-up run;
+- ``master_cpu``: rank 0's CPU seconds during each run;
+- ``pool``, ``workers``: the pool's name and the number of ranks that evaluate log-probabilities;
+- ``tasks_per_map``, ``log_prob_calls``: the log-probability calls of each ``map`` of a run, and their sum;
+- ``ranks``, ``rank_cpu``: those ranks, and the CPU seconds each used during all the timed runs;
+- ``master_wait_seconds``, ``master_wait_cpu``: the wall-clock and CPU seconds rank 0 spent
+  waiting for answers during the timed runs (sharing pool only; NaN otherwise).
+
+Run it as::
+
+    mpiexec -n 3 python -m parallel_mcmc.emcee_mpi /tmp/mpi.npz --pool schwimmbad
+    mpiexec -n 2 python -m parallel_mcmc.emcee_mpi /tmp/mpi.npz --pool sharing
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-from typing import Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import emcee
 import numpy as np
 
-from .mpi import MPIPoolClosingOnce
+from .mpi import MPIPoolClosingOnce, SharingMPIPool
 from .pools import DEFAULT_COST, busy_log_prob
 
-__all__ = ["NUM_WALKERS", "NUM_DIM", "initial_walkers", "random_state", "run_sampler", "run_serial", "main"]
+__all__ = [
+    "NUM_WALKERS",
+    "NUM_DIM",
+    "DEFAULT_STEPS",
+    "POOLS",
+    "initial_walkers",
+    "random_state",
+    "CountingPool",
+    "rank_cpu_time",
+    "cpu_by_rank",
+    "run_sampler",
+    "run_serial",
+    "main",
+]
 
 NUM_WALKERS = 32
 NUM_DIM = 5
+DEFAULT_STEPS = 8
+
+#: The pools ``--pool`` can choose, by name.
+POOLS = {"schwimmbad": MPIPoolClosingOnce, "sharing": SharingMPIPool}
 
 
 def initial_walkers(num_walkers: int = NUM_WALKERS, ndim: int = NUM_DIM, seed: int = 42) -> np.ndarray:
@@ -35,6 +73,44 @@ def initial_walkers(num_walkers: int = NUM_WALKERS, ndim: int = NUM_DIM, seed: i
 def random_state(seed: int = 7) -> tuple:
     """emcee's random state (a legacy ``RandomState`` state), as ``emcee.State(..., random_state=...)`` takes it."""
     return np.random.RandomState(seed).get_state()
+
+
+class CountingPool:
+    """Hands emcee's ``map`` calls on to ``pool`` and counts the tasks of each in ``tasks_per_map``."""
+
+    def __init__(self, pool: Any):
+        self.pool = pool
+        self.tasks_per_map: list[int] = []
+
+    def map(self, func: Callable[[Any], Any], iterable: Iterable[Any]) -> list[Any]:
+        tasks = list(iterable)
+        self.tasks_per_map.append(len(tasks))
+        return list(self.pool.map(func, tasks))
+
+
+def rank_cpu_time(pause: float) -> tuple[int, float]:
+    """Sleep ``pause`` seconds, then return ``(MPI rank, CPU seconds this process has used)``.
+
+    Mapped over one task per evaluating rank, it reads every rank's CPU
+    clock; the pause keeps a rank busy so that the next task goes to another.
+    """
+    from mpi4py import MPI
+
+    time.sleep(pause)
+    return MPI.COMM_WORLD.Get_rank(), time.process_time()
+
+
+def cpu_by_rank(pool: Any) -> dict[int, float]:
+    """The CPU clock of every rank that evaluates tasks, by rank (one :func:`rank_cpu_time` task each)."""
+    clocks = dict(pool.map(rank_cpu_time, [0.05] * pool.size))
+    if len(clocks) != pool.size:
+        raise RuntimeError(f"Expected one CPU clock from each of {pool.size} ranks, got ranks {sorted(clocks)}.")
+    return clocks
+
+
+def _waited(pool: Any) -> np.ndarray:
+    # Wall-clock and CPU seconds the master has spent waiting for answers (the sharing pool counts them).
+    return np.array([getattr(pool, "wait_seconds", np.nan), getattr(pool, "wait_cpu", np.nan)])
 
 
 def run_sampler(pool, steps: int, cost: float = DEFAULT_COST) -> emcee.EnsembleSampler:
@@ -53,27 +129,42 @@ def run_serial(steps: int, cost: float = DEFAULT_COST) -> emcee.EnsembleSampler:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", help="where rank 0 writes its results (.npz)")
-    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--pool", choices=sorted(POOLS), default="schwimmbad", help="which MPI pool (default: schwimmbad)")
+    parser.add_argument("--steps", type=int, default=DEFAULT_STEPS)
     parser.add_argument("--cost", type=float, default=DEFAULT_COST, help="CPU seconds per log-probability call")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
 
-    # Ranks 1..K stay inside the constructor, evaluating log-probabilities,
-    # until rank 0 closes the pool; then they exit. Only rank 0 goes on.
-    with MPIPoolClosingOnce() as pool:
-        times, master_cpu, sampler = [], [], None
-        for _ in range(args.repeats + 1):  # the first run warms up
+    # The ranks other than 0 stay inside the constructor, evaluating
+    # log-probabilities, until rank 0 closes the pool; then they exit.
+    with POOLS[args.pool]() as pool:
+        first = time.perf_counter()
+        run_sampler(pool, args.steps, args.cost)  # warm-up run
+        first = time.perf_counter() - first
+        cpu_before, waited_before = cpu_by_rank(pool), _waited(pool)
+        times, master_cpu = [], []
+        for _ in range(args.repeats):
+            counted = CountingPool(pool)
             wall, cpu = time.perf_counter(), time.process_time()
-            sampler = run_sampler(pool, args.steps, args.cost)
+            sampler = run_sampler(counted, args.steps, args.cost)
             times.append(time.perf_counter() - wall)
             master_cpu.append(time.process_time() - cpu)
+        cpu_after, waited = cpu_by_rank(pool), _waited(pool) - waited_before
         np.savez(
             args.out,
             chain=sampler.get_chain(),
             acceptance=sampler.acceptance_fraction,
-            times=np.array(times[1:]),
-            master_cpu=np.array(master_cpu[1:]),
+            times=np.array(times),
+            first_time=first,
+            master_cpu=np.array(master_cpu),
+            pool=args.pool,
             workers=pool.size,
+            tasks_per_map=np.array(counted.tasks_per_map),
+            log_prob_calls=sum(counted.tasks_per_map),
+            ranks=np.array(sorted(cpu_after)),
+            rank_cpu=np.array([cpu_after[r] - cpu_before[r] for r in sorted(cpu_after)]),
+            master_wait_seconds=waited[0],
+            master_wait_cpu=waited[1],
         )
 
 

@@ -11,7 +11,9 @@ turns, so that a slow spell of a shared machine hits all of them alike.
 
 from __future__ import annotations
 
+import hashlib
 import statistics
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -21,7 +23,7 @@ import jax
 
 from .validate import real_number, whole_number
 
-__all__ = ["Timing", "Speedup", "time_call", "timed", "time_interleaved", "speedup", "cores_busy", "CompileLog"]
+__all__ = ["Timing", "Speedup", "time_call", "timed", "time_interleaved", "speedup", "cores_busy", "cores_available", "CompileLog"]
 
 
 @dataclass(frozen=True)
@@ -198,6 +200,33 @@ def cores_busy(fn: Callable[..., Any], *args: Any, calls: int = 1, warmup: int =
     wall, cpu = time.perf_counter(), time.process_time()
     for _ in range(calls):
         _block(fn(*args, **kwargs))
+    return (time.process_time() - cpu) / (time.perf_counter() - wall)
+
+
+def cores_available(cores: int = 2, seconds: float = 0.3) -> float:
+    """How many of ``cores`` cores this process gets right now: about ``cores`` on a quiet machine.
+
+    Runs ``cores`` threads that hash a 1 MB block over and over for
+    ``seconds`` (``hashlib`` lets go of Python's lock while it hashes, so the
+    threads run at once) and returns the process's CPU seconds over the
+    wall-clock seconds. Other busy programs on the machine take their share,
+    and the figure drops below ``cores``.
+    """
+    whole_number("cores", cores, 1)
+    real_number("seconds", seconds, above=0, of=" of seconds")
+    block = bytes(1 << 20)
+    end = time.perf_counter() + seconds
+
+    def hash_until_end() -> None:
+        while time.perf_counter() < end:
+            hashlib.sha256(block).digest()
+
+    threads = [threading.Thread(target=hash_until_end) for _ in range(cores)]
+    wall, cpu = time.perf_counter(), time.process_time()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
     return (time.process_time() - cpu) / (time.perf_counter() - wall)
 
 
