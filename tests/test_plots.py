@@ -42,6 +42,8 @@ def test_time_bars_show_measured_and_ideal():
     ax = plot_times_vs_ideal(["a", "b"], [1.0, 2.0], [1.0, 0.5])
     heights = sorted(round(p.get_height(), 6) for p in ax.patches)
     assert heights == [0.5, 1.0, 1.0, 2.0]
+    labelled = plot_times_vs_ideal(["a"], [1.0], [0.8], ideal_label="predicted")
+    assert [t.get_text() for t in labelled.get_legend().get_texts()] == ["measured", "predicted"]
     with pytest.raises(ValueError, match="equal length"):
         plot_times_vs_ideal(["a"], [1.0, 2.0], [1.0])
 

@@ -73,9 +73,14 @@ def plot_scaling(
 
 
 def plot_times_vs_ideal(
-    labels: Sequence[str], measured: Sequence[float], ideal: Sequence[float], ax=None, title: str | None = None
+    labels: Sequence[str],
+    measured: Sequence[float],
+    ideal: Sequence[float],
+    ax=None,
+    title: str | None = None,
+    ideal_label: str = "ideal",
 ):
-    """Bars of measured seconds with the ideal seconds of each beside them."""
+    """Bars of measured seconds with the ideal (or predicted) seconds of each beside them, labelled ``ideal_label``."""
     if not (len(labels) == len(measured) == len(ideal)) or not labels:
         raise ValueError(
             f"labels, measured and ideal must be non-empty and of equal length, got "
@@ -85,7 +90,7 @@ def plot_times_vs_ideal(
         _, ax = plt.subplots(figsize=(1.8 + 1.2 * len(labels), 3.2))
     x = np.arange(len(labels))
     ax.bar(x - 0.2, measured, width=0.4, label="measured")
-    ax.bar(x + 0.2, ideal, width=0.4, label="ideal", color="lightgray", edgecolor="gray")
+    ax.bar(x + 0.2, ideal, width=0.4, label=ideal_label, color="lightgray", edgecolor="gray")
     for xi, m in zip(x, measured):
         ax.annotate(f"{m:.2f} s", (xi - 0.2, m), ha="center", va="bottom", fontsize=8)
     ax.set_xticks(x, list(labels), rotation=15)
