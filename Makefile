@@ -1,6 +1,7 @@
 # Parallel MCMC with JAX: `make book` builds the website, `make test` runs every test.
 # `make student` writes the student edition, `make grade SUBMISSIONS=...` grades submissions,
 # `make format` rewrites the chapters as JupyterLab saves them.
+# `make bench [BENCH_SIZE=smoke|laptop|large]` times the ways of running chains against the cost model.
 # `make book` and `make test` create the Python environment (.venv) and the offline web assets (node_modules)
 # when they are missing or older than the files that pin them.
 
@@ -13,7 +14,7 @@ ASSETS := node_modules/.installed
 JB_FLAGS ?= -W -n --keep-going
 PYTEST_ARGS ?= -v
 
-.PHONY: book test lab clean distclean pins env student grade format
+.PHONY: book test lab clean distclean pins env student grade format bench
 
 env: $(STAMP)
 
@@ -41,6 +42,12 @@ book: $(STAMP) $(ASSETS)
 
 test: $(STAMP) $(ASSETS)
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The benchmark: every way of running chains at a larger size, measured against the cost model.
+# Writes _build/bench/bench.csv, bench.json and bench.png.
+BENCH_SIZE ?= laptop
+bench: $(STAMP)
+	$(PY) -m parallel_mcmc.bench --size $(BENCH_SIZE) --out _build/bench
 
 # Rewrite every chapter as JupyterLab (through jupytext) saves it, so that opening one changes nothing.
 format: $(STAMP)
