@@ -136,7 +136,7 @@ def shard_chains(plan: ChainPlan, axis_name: str = "chains") -> Callable:
         mapped = jax.jit(
             jax.shard_map(
                 jax.vmap(per_chain), mesh=mesh, in_specs=P(axis_name), out_specs=P(axis_name),
-                check_vma=False,  # NUTS's while loops mix per-device and shared values
+                check_vma=False,  # NumPyro starts some while-loop carries as constants, the same on every device
             )
         )
 
