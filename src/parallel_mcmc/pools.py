@@ -16,6 +16,9 @@ four flavours that differ only in how they reach a large data array:
   per worker), or :func:`attach_shared_data` (a view of one block of shared
   memory, no copy).
 
+:func:`children_cpu_seconds` reads the CPU time a pool's workers have used, to
+see how many cores they got while a sampler ran.
+
 The MPI side (finding ``mpiexec``, an ``MPIPool`` that closes once) is in
 :mod:`parallel_mcmc.mpi`.
 """
@@ -28,6 +31,7 @@ from multiprocessing import shared_memory
 from typing import Any
 
 import numpy as np
+import psutil
 
 from .validate import real_number
 
@@ -40,6 +44,7 @@ __all__ = [
     "attach_shared_data",
     "worker_data",
     "log_prob_worker_data",
+    "children_cpu_seconds",
 ]
 
 #: Seconds of CPU time one call of the busy log-probabilities burns by default.
@@ -134,3 +139,21 @@ def log_prob_worker_data(theta: Any, cost: float = DEFAULT_COST) -> float:
     burn_cpu(cost)
     theta = np.asarray(theta, dtype=float)
     return _standard_normal(theta, _centre(worker_data(), theta.size))
+
+
+def children_cpu_seconds() -> float:
+    """CPU seconds (user and system) used so far by this process's live child processes.
+
+    A pool's workers are such children: read it before and after a timed run,
+    and the difference over the run's wall-clock seconds is the number of cores
+    the workers got. A child that exits in between takes its seconds with it,
+    so keep the pool open while measuring.
+    """
+    total = 0.0
+    for child in psutil.Process().children(recursive=True):
+        try:
+            times = child.cpu_times()
+        except psutil.NoSuchProcess:  # ended between listing and reading
+            continue
+        total += times.user + times.system
+    return total
