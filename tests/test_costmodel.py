@@ -85,3 +85,33 @@ def test_measure_step_cost_measures_each_width():
 
     cost = cm.measure_step_cost(make, widths=(1, 4), steps_per_call=10, repeats=3)
     assert cost.widths == (1, 4) and all(s > 0 for s in cost.seconds)
+
+
+class _SlowMap:
+    """A pool whose map costs a fixed 2 ms per task, whatever the function."""
+
+    def __init__(self):
+        self.maps = 0
+
+    def map(self, fn, tasks):
+        import time
+
+        self.maps += 1
+        end = time.perf_counter() + 2e-3 * len(tasks)
+        while time.perf_counter() < end:
+            pass
+        return [fn(t) for t in tasks]
+
+
+def test_pool_overhead_is_the_map_time_per_task():
+    pool = _SlowMap()
+    per_task = cm.pool_overhead(pool, abs, range(5), repeats=3)
+    assert pool.maps == 4  # one untimed map, then the repeats
+    assert 2e-3 <= per_task < 4e-3
+
+
+def test_pool_overhead_refuses_nonsense():
+    with pytest.raises(ValueError, match="tasks is empty"):
+        cm.pool_overhead(_SlowMap(), abs, [])
+    with pytest.raises(TypeError, match="map method"):
+        cm.pool_overhead(object(), abs, [1])

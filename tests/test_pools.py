@@ -90,3 +90,12 @@ def test_initializer_works_under_spawn():
     with mp.get_context("spawn").Pool(2, initializer=pools.set_worker_data, initargs=(data,)) as pool:
         got = pool.map(pools.log_prob_worker_data, thetas)
     np.testing.assert_allclose(got, [pools.log_prob_with_data(t, data, cost=0.0) for t in thetas])
+
+
+def test_children_cpu_times_counts_the_workers():
+    with mp.get_context("spawn").Pool(1) as pool:  # spawn: the test process may have started JAX
+        before = pools.children_cpu_times()
+        pool.map(pools.burn_cpu, [0.1])
+        used = pools.children_cpu_times() - before
+    assert 0.09 <= used.total < 0.5 and used.total == pytest.approx(used.user + used.system)
+    assert isinstance(used, pools.CPUTimes) and pools.children_cpu_times().total >= 0.0

@@ -55,6 +55,7 @@ __all__ = [
     "Prediction",
     "predict",
     "model_speedup",
+    "pool_overhead",
 ]
 
 
@@ -276,3 +277,27 @@ def model_speedup(baseline: Timing, candidate: Prediction) -> Speedup:
         ideal=baseline.median / candidate.predicted,
         ideal_reason=candidate.reason or "cost model",
     )
+
+
+def pool_overhead(pool: Any, fn: Callable[[Any], Any], tasks: Sequence[Any], repeats: int = 11) -> float:
+    """Seconds per task that ``pool.map`` costs beyond the work: the fixed part of :func:`pool_time`.
+
+    Give ``fn``, a task function that does no work but pickles like the real
+    one (the same arguments, the same data), and ``tasks``, one round of
+    tasks: the median of ``repeats`` maps over ``len(tasks)`` is all
+    overhead (pickling, sending, waking a worker, the answers coming back).
+    One untimed map first lets the workers start.
+    """
+    whole_number("repeats", repeats, 1)
+    tasks = list(tasks)
+    if not tasks:
+        raise ValueError("tasks is empty: pass one round of tasks, as the sampler would map them.")
+    if not callable(getattr(pool, "map", None)):
+        raise TypeError(f"pool must have a map method, got {type(pool).__name__}.")
+    pool.map(fn, tasks)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        pool.map(fn, tasks)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) / len(tasks)

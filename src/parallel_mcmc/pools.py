@@ -16,6 +16,9 @@ four flavours that differ only in how they reach a large data array:
   per worker), or :func:`attach_shared_data` (a view of one block of shared
   memory, no copy).
 
+:func:`children_cpu_times` reads the CPU time a pool's workers have used, to
+see how many cores they got while a sampler ran.
+
 The MPI side (finding ``mpiexec``, an ``MPIPool`` that closes once) is in
 :mod:`parallel_mcmc.mpi`.
 """
@@ -25,9 +28,10 @@ from __future__ import annotations
 import os
 import time
 from multiprocessing import shared_memory
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+import psutil
 
 from .validate import real_number
 
@@ -40,6 +44,8 @@ __all__ = [
     "attach_shared_data",
     "worker_data",
     "log_prob_worker_data",
+    "CPUTimes",
+    "children_cpu_times",
 ]
 
 #: Seconds of CPU time one call of the busy log-probabilities burns by default.
@@ -134,3 +140,36 @@ def log_prob_worker_data(theta: Any, cost: float = DEFAULT_COST) -> float:
     burn_cpu(cost)
     theta = np.asarray(theta, dtype=float)
     return _standard_normal(theta, _centre(worker_data(), theta.size))
+
+
+class CPUTimes(NamedTuple):
+    """CPU seconds spent in user code and in the operating system (page faults, pipes, ...)."""
+
+    user: float
+    system: float
+
+    @property
+    def total(self) -> float:
+        return self.user + self.system
+
+    def __sub__(self, other: "CPUTimes") -> "CPUTimes":  # type: ignore[override]
+        return CPUTimes(self.user - other.user, self.system - other.system)
+
+
+def children_cpu_times() -> CPUTimes:
+    """CPU seconds used so far by this process's live child processes, such as a pool's workers.
+
+    Read it before and after a timed run: the difference's ``total`` over the
+    run's wall-clock seconds is the number of cores the workers got, and its
+    ``system`` part the time the operating system worked for them. A child
+    that exits in between takes its seconds with it, so keep the pool open
+    while measuring.
+    """
+    user = system = 0.0
+    for child in psutil.Process().children(recursive=True):
+        try:
+            times = child.cpu_times()
+        except psutil.NoSuchProcess:  # ended between listing and reading
+            continue
+        user, system = user + times.user, system + times.system
+    return CPUTimes(user, system)
