@@ -158,3 +158,18 @@ def test_nested_rhat_refuses_bad_input():
         nested_rhat(np.ones((4, 4)), 2)
     with pytest.raises(ValueError, match=">= 2"):
         nested_rhat(np.random.default_rng(1).normal(size=(4, 4)), 1)
+
+
+def test_summary_runner_matches_the_stored_draws():
+    nuts = blackjax.nuts(normal.make_logdensity(normal.observed()), step_size=0.05,
+                         inverse_mass_matrix=jnp.array([0.5, 0.01]))
+    states = jax.vmap(nuts.init)(normal.constant_positions(3))
+    keys = jax.random.split(jax.random.key(3), 3)
+    positions, _ = ch.vmap_runner(nuts.step, 20)(keys, states)
+    mean, var = ch.summary_runner(nuts.step, 20)(keys, states)
+    for name in positions:
+        np.testing.assert_allclose(mean[name], positions[name].mean(axis=1), rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(var[name], positions[name].var(axis=1, ddof=1), rtol=1e-3, atol=1e-9)
+        assert mean[name].shape == (3,)
+    with pytest.raises(ValueError):
+        ch.summary_runner(nuts.step, 0)

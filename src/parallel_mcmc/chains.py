@@ -10,9 +10,11 @@ draws from the same keys; they differ only in how the chains are laid out:
 :func:`sequential_runner`         chains one after another (``lax.map``), one device
 :func:`vmap_runner`               all chains in lockstep (``vmap`` inside the step)
 :func:`shard_map_runner`          chains split over a mesh axis, ``jax.shard_map``
+:func:`summary_runner`            in lockstep, keeping each chain's running mean and variance, no draws
 ================================  =============================================
 
-Multi-chain runners return ``(positions, info)`` with axes ``(chain, draw, ...)``.
+Multi-chain runners return ``(positions, info)`` with axes ``(chain, draw, ...)``,
+except :func:`summary_runner`, whose memory does not grow with the draws.
 What lockstep costs is counted in :mod:`parallel_mcmc.lockstep`; ArviZ's
 diagnostics of the draws come through :mod:`parallel_mcmc.diagnostics`.
 """
@@ -22,11 +24,12 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import jax
+import jax.numpy as jnp
 from jax.sharding import PartitionSpec as P
 
 from .validate import whole_number
 
-__all__ = ["sequential_runner", "vmap_runner", "shard_map_runner"]
+__all__ = ["sequential_runner", "vmap_runner", "shard_map_runner", "summary_runner"]
 
 Step = Callable[[Any, Any], tuple[Any, Any]]
 
@@ -106,3 +109,33 @@ def shard_map_runner(step: Step, num_draws: int, mesh: Any, axis_name: str = "ch
         jax.shard_map(per_device, mesh=mesh, in_specs=(spec, spec), out_specs=spec, check_vma=False)
     )
 
+
+
+def summary_runner(step: Step, num_draws: int):
+    """Compiled ``f(keys, states) -> (mean, variance)``: chains in lockstep that keep no draws.
+
+    Like :func:`vmap_runner` (the same keys give the same chains), but instead of
+    every draw it carries each chain's running mean and variance of the
+    positions (Welford's update), so its memory does not grow with
+    ``num_draws``. Returns two pytrees shaped like the positions, with a leading
+    chain axis; the variance divides by ``num_draws - 1`` (0 for one draw).
+    """
+    _check_step(step, num_draws)
+
+    def run(keys, states):
+        draw_keys = jax.vmap(lambda k: jax.random.split(k, num_draws))(keys).swapaxes(0, 1)
+
+        def one_draw(carry, keys_now):
+            states, count, mean, m2 = carry
+            states, _ = jax.vmap(step)(keys_now, states)
+            count = count + 1
+            delta = jax.tree.map(lambda x, m: x - m, states.position, mean)
+            mean = jax.tree.map(lambda m, d: m + d / count, mean, delta)
+            m2 = jax.tree.map(lambda s, d, x, m: s + d * (x - m), m2, delta, states.position, mean)
+            return (states, count, mean, m2), None
+
+        zeros = jax.tree.map(jnp.zeros_like, states.position)
+        (_, count, mean, m2), _ = jax.lax.scan(one_draw, (states, 0, zeros, zeros), draw_keys)
+        return mean, jax.tree.map(lambda s: s / jnp.maximum(count - 1, 1), m2)
+
+    return jax.jit(run)
