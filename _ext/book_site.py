@@ -8,7 +8,12 @@ site is published from the branch named in ``html_theme_options["repository_bran
 open them there. For Binder, ``binder/requirements.txt`` is written beside the
 site: the book's pins, with the helper package installed from the repository.
 
-2. Write each script tag once, and give the colour mode a valid default ("auto"). Jupyter Book registers sphinx-thebe's
+2. Make the published notebooks run and read well outside the site: a set-up
+cell that installs the helper package where it is missing, and plain Markdown
+(see ``published_notebooks.py``); the helper's wheel and the pinned versions
+are published in ``wheels/``.
+
+3. Write each script tag once, and give the colour mode a valid default ("auto"). Jupyter Book registers sphinx-thebe's
 configuration script twice, and the second copy throws "Identifier
 'THEBE_JS_URL' has already been declared" in the browser.
 """
@@ -78,8 +83,21 @@ def write_binder_requirements(app, exception):
     target.write_text("\n".join(lines) + "\n")
 
 
+def publish_notebooks(app, exception):
+    if exception is not None or app.builder.name != "html":
+        return
+    root = Path(app.confdir)
+    url = app.config.html_theme_options.get("repository_url", "")
+    if not (root / "src" / "parallel_mcmc").is_dir() or not url:
+        return  # a book without the helper package (the build tests' one-page books)
+    from published_notebooks import publish_site  # beside this file, on Sphinx's path for local extensions
+
+    publish_site(app.outdir, Path(app.outdir).parent / "jupyter_execute", root, url)
+
+
 def setup(app):
     app.connect("html-page-context", retarget_launch_buttons, priority=900)
     app.connect("html-page-context", drop_duplicate_scripts, priority=900)
     app.connect("build-finished", write_binder_requirements)
+    app.connect("build-finished", publish_notebooks)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,226 @@
+"""Notebooks published with the website that run and read well outside it.
+
+The site publishes each executed chapter as ``_sources/<page>.ipynb``, which
+the Colab and Binder buttons open and the download button hands out. Outside
+the book's repository two things go wrong with them: ``parallel_mcmc`` is not
+installed, and MyST's roles (``{glue:text}``, ``{cite:p}``, ``{doc}``) and the
+exercise blocks show up as raw markup. :func:`publish_notebook` fixes both:
+
+- it puts a **set-up cell** first, which does nothing where the helper package
+  can be imported and otherwise installs it (the wheel published with the
+  site, with the book's pinned versions as constraints) and says so;
+- it rewrites the Markdown cells: glued values become their values (formatted
+  as the page formats them), citations become "(Author et al., year)" with a
+  link to the bibliography, links to other pages point at the website, and
+  exercise and solution blocks become bold headings.
+
+:func:`publish_site` does it for every notebook of a built site and writes the
+wheel and the constraints beside it; the book's Sphinx extension calls it at
+the end of ``make book``. The set-up cell reads two environment variables
+first, so a test (or a learner with a local copy) can point it elsewhere:
+``PARALLEL_MCMC_WHEEL`` (a wheel file or URL) and ``PARALLEL_MCMC_CONSTRAINTS``
+(a constraints file or URL; empty for none).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping
+
+import nbformat
+from pybtex.database import parse_file
+
+__all__ = [
+    "SETUP_TAG",
+    "setup_cell_source",
+    "citation_texts",
+    "readable_markdown",
+    "publish_notebook",
+    "build_wheel",
+    "site_url",
+    "publish_site",
+]
+
+#: The tag of the set-up cell, so that a notebook is never given two.
+SETUP_TAG = "book-setup"
+
+_SETUP = '''# Set-up, added when the book was built: where the book's helper package is missing
+# (Colab, Binder, a downloaded notebook), install it; where it is present, do nothing.
+import importlib.util
+import os
+import subprocess
+import sys
+
+if importlib.util.find_spec("parallel_mcmc") is None:
+    wheel = os.environ.get("PARALLEL_MCMC_WHEEL", {wheel!r})
+    constraints = os.environ.get("PARALLEL_MCMC_CONSTRAINTS", {constraints!r})
+    command = [sys.executable, "-m", "pip", "install", "--quiet", wheel]
+    if constraints:
+        command += ["--constraint", constraints]
+    subprocess.run(command, check=True)
+    print(f"Installed the book's helper package (parallel_mcmc) from {{wheel}}"
+          + (f", with the versions pinned in {{constraints}}." if constraints else "."))'''
+
+
+def setup_cell_source(wheel: str, constraints: str = "") -> str:
+    """The set-up cell's code: install ``wheel`` (with pins from ``constraints``) unless the package is there."""
+    return _SETUP.format(wheel=wheel, constraints=constraints)
+
+
+def _last_names(persons: Any) -> list[str]:
+    return [" ".join(p.last_names) for p in persons]
+
+
+def citation_texts(bib_file: str | Path) -> dict[str, str]:
+    """``{key: "Author et al., year"}`` (or "A and B, year") for every entry of a BibTeX file."""
+    entries = parse_file(str(bib_file)).entries
+    texts = {}
+    for key, entry in entries.items():
+        names = _last_names(entry.persons.get("author", []))
+        who = names[0] if len(names) == 1 else " and ".join(names) if len(names) == 2 else f"{names[0]} et al."
+        who = re.sub(r"[{}]", "", who) or key
+        texts[key] = f"{who}, {entry.fields.get('year', 'n.d.')}"
+    return texts
+
+
+def _glue_text(name: str, spec: str, values: Mapping[str, str], where: str) -> str:
+    if name not in values:
+        raise KeyError(f"{where}: no glued value named {name!r} (was the page executed?)")
+    shown = values[name]
+    if not spec:
+        return shown.strip("'\"")
+    try:
+        value = ast.literal_eval(shown)
+    except (ValueError, SyntaxError):
+        value = shown
+    try:
+        return format(value, spec)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def readable_markdown(source: str, glue: Mapping[str, str], citations: Mapping[str, str], site: str,
+                      page: str, where: str = "") -> str:
+    """One Markdown cell as plain Markdown: glue, citations, page links and exercise blocks resolved.
+
+    ``glue`` maps names to the ``text/plain`` of their glued values; ``site`` is
+    the website's address and ``page`` this page's path in it (``chapters/part/page``).
+    """
+    bibliography = f"{site}chapters/reference/bibliography.html"
+
+    def glued(match: re.Match) -> str:
+        return _glue_text(match.group(1), match.group(2) or "", glue, where)
+
+    def cited(match: re.Match) -> str:
+        keys = [k.strip() for k in match.group(2).split(",")]
+        missing = [k for k in keys if k not in citations]
+        if missing:
+            raise KeyError(f"{where}: no bibliography entry for {missing}")
+        text = "; ".join(citations[k] for k in keys)
+        return f"([{text}]({bibliography}))"
+
+    def linked(match: re.Match) -> str:
+        text, target = match.group(1), match.group(2)
+        if target is None:  # {doc}`target`
+            target, text = text, text.rsplit("/", 1)[-1].replace("_", " ")
+        base = page.rsplit("/", 1)[0]
+        parts = []
+        for part in f"{base}/{target}".split("/"):
+            if part == "..":
+                parts.pop()
+            elif part not in ("", "."):
+                parts.append(part)
+        return f"[{text.strip()}]({site}{'/'.join(parts)}.html)"
+
+    out = re.sub(r"\{glue(?::text)?\}`([A-Za-z0-9_]+)(?::([^`]*))?`", glued, source)
+    out = re.sub(r"\{cite(:[pt])?\}`([^`]+)`", cited, out)
+    out = re.sub(r"\{doc\}`([^`<]+?)(?:\s*<([^`>]+)>)?`", linked, out)
+    out = re.sub(r"```\{exercise-start\}[^\n]*\n(?::label:\s*(\S+)\s*\n)?(?::[^\n]*\n)*```",
+                 lambda m: f"**Exercise{f' ({m.group(1)})' if m.group(1) else ''}.**", out)
+    out = re.sub(r"```\{solution-start\}[^\n]*\n(?::[^\n]*\n)*```", "**Solution.**", out)
+    out = re.sub(r"```\{(?:exercise|solution)-end\}[^\n]*\n```", "", out)
+    return out.strip("\n")
+
+
+def publish_notebook(nb: Any, glue: Mapping[str, str], citations: Mapping[str, str], site: str, page: str,
+                     wheel: str, constraints: str = "") -> Any:
+    """A copy of ``nb`` with the set-up cell first and every Markdown cell made plain (see the module)."""
+    nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = readable_markdown(cell.source, glue, citations, site, page, where=page)
+    if not (nb.cells and SETUP_TAG in nb.cells[0].get("metadata", {}).get("tags", [])):
+        setup = nbformat.v4.new_code_cell(setup_cell_source(wheel, constraints), metadata={"tags": [SETUP_TAG]})
+        setup.pop("id", None)
+        nb.cells.insert(0, setup)
+    nb.cells = [c for c in nb.cells if c.cell_type != "markdown" or c.source.strip()]
+    for cell in nb.cells:
+        cell.pop("id", None)
+    nb.nbformat, nb.nbformat_minor = 4, 4
+    nb.metadata.pop("jupytext", None)
+    return nb
+
+
+def build_wheel(root: str | Path, out_dir: str | Path) -> Path:
+    """Build the helper package's wheel from ``root`` into ``out_dir``, without network; return its path.
+
+    The sources are copied to a scratch folder first, so the build leaves
+    nothing behind in the repository.
+    """
+    root, out_dir = Path(root), Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = Path(scratch) / "src-copy"
+        shutil.copytree(root / "src", copy / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        for name in ("pyproject.toml", "README.md"):
+            if (root / name).exists():
+                shutil.copy(root / name, copy / name)
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                        "--wheel-dir", str(out_dir), str(copy)], check=True, capture_output=True, text=True)
+    wheels = sorted(out_dir.glob("parallel_mcmc-*.whl"))
+    if not wheels:
+        raise RuntimeError(f"pip wheel wrote no parallel_mcmc wheel to {out_dir}.")
+    return wheels[-1]
+
+
+def site_url(repository_url: str) -> str:
+    """The GitHub Pages address of a repository: ``https://github.com/org/repo`` -> ``https://org.github.io/repo/``."""
+    match = re.fullmatch(r"https://github\.com/([^/]+)/([^/]+?)(?:\.git)?/?", repository_url)
+    if not match:
+        raise ValueError(f"expected a https://github.com/ORG/REPO address, got {repository_url!r}.")
+    return f"https://{match.group(1)}.github.io/{match.group(2)}/"
+
+
+def publish_site(html_dir: str | Path, executed_dir: str | Path, root: str | Path, repository_url: str) -> list[Path]:
+    """Rewrite every notebook under ``html_dir/_sources`` for publishing; write the wheel and constraints.
+
+    ``executed_dir`` is where the build keeps each executed notebook's glued
+    values (``<page>.glue.json``); ``root`` holds ``src/``, ``pyproject.toml``,
+    ``requirements.txt`` and ``references.bib``. Returns the notebooks written.
+    """
+    html_dir, executed_dir, root = Path(html_dir), Path(executed_dir), Path(root)
+    site = site_url(repository_url)
+    wheel = build_wheel(root, html_dir / "wheels")
+    pins = [line for line in (root / "requirements.txt").read_text().splitlines()
+            if line.strip() and not line.startswith(("#", "-e"))]
+    (html_dir / "wheels" / "constraints.txt").write_text("\n".join(pins) + "\n")
+    citations = citation_texts(root / "references.bib")
+    written = []
+    for path in sorted((html_dir / "_sources").rglob("*.ipynb")):
+        page = path.relative_to(html_dir / "_sources").with_suffix("").as_posix()
+        glue_file = executed_dir / f"{page}.glue.json"
+        glued = json.loads(glue_file.read_text()) if glue_file.exists() else {}
+        glue = {name: out.get("data", {}).get("text/plain", "") for name, out in glued.items()}
+        nb = nbformat.read(path, as_version=4)
+        nb = publish_notebook(nb, glue, citations, site, page, wheel=f"{site}wheels/{wheel.name}",
+                              constraints=f"{site}wheels/constraints.txt")
+        nbformat.write(nb, path)
+        written.append(path)
+    return written

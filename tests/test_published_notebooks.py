@@ -1,0 +1,133 @@
+"""Published notebooks: a set-up cell that installs the helper where it is missing, and plain Markdown.
+
+The slow test runs a published chapter as a stranger would: in a fresh virtual
+environment that has JAX and the other pinned packages but not the helper
+package, with pip kept off the network, the set-up cell installing the wheel
+built from this repository.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "_ext"))
+
+from published_notebooks import (  # noqa: E402  (the module lives with the site's Sphinx extension)
+    SETUP_TAG,
+    build_wheel,
+    citation_texts,
+    publish_notebook,
+    readable_markdown,
+    setup_cell_source,
+    site_url,
+)
+
+SITE = "https://org.github.io/book/"
+CITES = {"vehtari2021rhat": "Vehtari et al., 2021", "a2020": "A and B, 2020"}
+
+
+def test_markdown_roles_become_plain_markdown():
+    glue = {"speedup": "1.8765", "label": "'two devices'", "count": "8"}
+    text = ("Measured {glue:text}`speedup:.2f`x on {glue:text}`label`, {glue:text}`count` chains "
+            "{cite:p}`vehtari2021rhat`; see {doc}`the model <../getting_started/cost_model>` and {doc}`chain_methods`.")
+    out = readable_markdown(text, glue, CITES, SITE, "chapters/numpyro/a_correct_runner")
+    assert out == (
+        "Measured 1.88x on two devices, 8 chains "
+        f"([Vehtari et al., 2021]({SITE}chapters/reference/bibliography.html)); see "
+        f"[the model]({SITE}chapters/getting_started/cost_model.html) and "
+        f"[chain methods]({SITE}chapters/numpyro/chain_methods.html)."
+    )
+
+
+def test_exercise_blocks_become_headings():
+    text = "```{exercise-start}\n:label: ex-a\n```\nDo it.\n```{exercise-end}\n```"
+    assert readable_markdown(text, {}, {}, SITE, "p") == "**Exercise (ex-a).**\nDo it."
+    text = "```{solution-start} ex-a\n:class: dropdown\n```\nLike this."
+    assert readable_markdown(text, {}, {}, SITE, "p") == "**Solution.**\nLike this."
+
+
+def test_missing_glue_or_citation_is_an_error_that_names_it():
+    with pytest.raises(KeyError, match="nothing_here"):
+        readable_markdown("{glue:text}`nothing_here`", {}, {}, SITE, "p", where="page p")
+    with pytest.raises(KeyError, match="unknown2020"):
+        readable_markdown("{cite:p}`unknown2020`", {}, {}, SITE, "p")
+
+
+def test_citations_from_the_books_bibliography():
+    texts = citation_texts(ROOT / "references.bib")
+    assert texts["vehtari2021rhat"] == "Vehtari et al., 2021"
+    assert all(re.fullmatch(r".+, \d{4}", t) for t in texts.values()), texts
+
+
+def test_site_url():
+    assert site_url("https://github.com/parallel-mcmc/parallel-mcmc-jax") == "https://parallel-mcmc.github.io/parallel-mcmc-jax/"
+    with pytest.raises(ValueError, match="github.com"):
+        site_url("https://example.org/x")
+
+
+def test_setup_cell_does_nothing_where_the_package_is_installed(monkeypatch, capsys):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the set-up cell must not install anything here")
+
+    monkeypatch.setattr(subprocess, "run", refuse)
+    exec(setup_cell_source("nowhere.whl", "nowhere.txt"), {})
+    assert capsys.readouterr().out == ""
+
+
+def test_publish_adds_one_setup_cell():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T"), nbformat.v4.new_code_cell("1")])
+    once = publish_notebook(nb, {}, {}, SITE, "p", wheel="w.whl")
+    twice = publish_notebook(once, {}, {}, SITE, "p", wheel="w.whl")
+    assert [c.cell_type for c in twice.cells] == ["code", "markdown", "code"]
+    assert SETUP_TAG in twice.cells[0].metadata["tags"]
+    nbformat.validate(twice)
+
+
+@pytest.mark.slow
+def test_published_chapter_runs_in_a_fresh_environment_from_the_wheel(tmp_path, monkeypatch):
+    wheel = build_wheel(ROOT, tmp_path / "wheels")
+    env_dir = tmp_path / "fresh"
+    subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True)
+    python = env_dir / "bin" / "python"
+    fresh_site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                check=True, capture_output=True, text=True).stdout.strip()
+    # The book's packages (JAX and the rest) without the helper: a path line in a .pth file adds
+    # the directory, but the .pth files inside it (the helper's editable install) are not run.
+    Path(fresh_site, "book_packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    probe = subprocess.run([str(python), "-c", "import jax, numpyro; import parallel_mcmc"], capture_output=True, text=True)
+    assert "No module named 'parallel_mcmc'" in probe.stderr, probe.stderr
+
+    kernels = tmp_path / "jupyter" / "kernels" / "fresh"
+    kernels.mkdir(parents=True)
+    (kernels / "kernel.json").write_text(json.dumps({
+        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "fresh", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    monkeypatch.setenv("PARALLEL_MCMC_WHEEL", str(wheel))
+    monkeypatch.setenv("PARALLEL_MCMC_CONSTRAINTS", "")
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # no network: everything but the wheel is already there
+
+    chapter = jupytext.read(ROOT / "chapters/getting_started/cost_model.md")
+    names = {m for c in chapter.cells if c.cell_type == "markdown"
+             for m in re.findall(r"\{glue:text\}`([A-Za-z0-9_]+)", c.source)}
+    published = publish_notebook(chapter, dict.fromkeys(names, "1"), citation_texts(ROOT / "references.bib"),
+                                 SITE, "chapters/getting_started/cost_model", wheel="unused-outside-tests")
+    workdir = tmp_path / "download"
+    workdir.mkdir()
+    client = NotebookClient(published, timeout=600, kernel_name="fresh", resources={"metadata": {"path": str(workdir)}})
+    client.execute()
+    first = "".join(o.get("text", "") for o in published.cells[0].outputs)
+    assert "Installed the book's helper package (parallel_mcmc)" in first, first
+    assert list(Path(fresh_site).glob("parallel_mcmc-*.dist-info")), "the wheel was not installed in the fresh environment"
