@@ -23,8 +23,8 @@ import nbformat
 import pytest
 from test_student import make_book
 
-from parallel_mcmc.grade import grade_notebook
-from parallel_mcmc.student import build_student_edition, exercise_chapters, make_student_notebook
+from coursework.grade import grade_notebook
+from coursework.student import build_student_edition, exercise_chapters, make_student_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 CELL_LIMIT = 15  # seconds; generous, the machine is shared
@@ -161,7 +161,7 @@ def test_command_line_table_and_json(toy, tmp_path):
     out = tmp_path / "grades.json"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
     done = subprocess.run(
-        [sys.executable, "-m", "parallel_mcmc.grade", str(sub), str(bad), "--json", str(out), "--book", str(book),
+        [sys.executable, "-m", "coursework.grade", str(sub), str(bad), "--json", str(out), "--book", str(book),
          "--cell-timeout", str(CELL_LIMIT), "--timeout", str(NOTEBOOK_LIMIT)],
         capture_output=True, text=True, env=env, timeout=300,
     )

@@ -1,6 +1,6 @@
 """Grade submitted student notebooks.
 
-``python -m parallel_mcmc.grade SUBMISSION.ipynb [...] [--json grades.json]``
+``python -m coursework.grade SUBMISSION.ipynb [...] [--json grades.json]``
 runs each submission top to bottom in a fresh kernel (the ``python3`` kernel of
 this environment, with the book's ``src/`` on ``PYTHONPATH``), with a time
 limit per cell and per notebook, and reports for every exercise:
@@ -15,7 +15,7 @@ Execution goes on after errors. A cell that runs out of time is interrupted;
 if the kernel does not come back (or dies, for example on ``os._exit``), a new
 kernel is started, the cells that had run are run again (except the offending
 one) and grading continues. Exercises are found from the cell metadata that
-:mod:`parallel_mcmc.student` writes, or, when a learner's editor dropped it,
+:mod:`coursework.student` writes, or, when a learner's editor dropped it,
 from the ``exercise-start`` blocks and the cells that call ``check.``. When the
 chapter the submission was made from is in the book, its original check cells
 are the ones that run: an edited or deleted check cell is put back.
@@ -439,7 +439,7 @@ def print_reports(reports: Sequence[NotebookReport], console=None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m parallel_mcmc.grade",
+    parser = argparse.ArgumentParser(prog="python -m coursework.grade",
                                      description="Run student notebooks in fresh kernels and grade their exercises.")
     parser.add_argument("submissions", nargs="+", type=Path, help="the submitted .ipynb (or .md) notebooks")
     parser.add_argument("--json", type=Path, default=None, help="also write the grades to this JSON file")
