@@ -12,7 +12,7 @@ from jax.sharding import PartitionSpec as P
 
 from parallel_mcmc import chains as ch
 from parallel_mcmc.exercises import chains as check
-from parallel_mcmc.lockstep import lockstep_efficiency
+from coursework.references import lockstep_efficiency
 from parallel_mcmc.models import normal
 from parallel_mcmc.timing import Timing
 
@@ -23,8 +23,26 @@ def test_efficiency_accepts_the_solution(capsys):
     assert "correct" in capsys.readouterr().out
 
 
-def test_efficiency_accepts_the_helper():
+def test_efficiency_accepts_the_reference_and_jnp():
     check.lockstep_efficiency(lockstep_efficiency)
+    check.lockstep_efficiency(lambda s: jnp.sum(s) / (s.shape[0] * jnp.max(s, axis=0).sum()))  # a 0-d float32 array
+
+
+def test_efficiency_on_unseen_cases_with_the_reference():
+    steps = np.array([[2, 9], [4, 1], [8, 8]])
+    check.lockstep_efficiency(lockstep_efficiency, cases=[(steps, lockstep_efficiency(steps))])
+    with pytest.raises(AssertionError, match=r"expected 0\.6"):
+        check.lockstep_efficiency(lambda s: 0.5, cases=[(steps, lockstep_efficiency(steps))])
+
+
+def test_efficiency_names_the_learners_own_exception():
+    def broken(steps):
+        raise KeyError("chain 3")
+
+    with pytest.raises(AssertionError, match=r"raised KeyError: 'chain 3'"):
+        check.lockstep_efficiency(broken)
+    with pytest.raises(AssertionError, match=r"raised ValueError: \(no message\)"):
+        check.lockstep_efficiency(lambda s: (_ for _ in ()).throw(ValueError()))
 
 
 @pytest.mark.parametrize("wrong, message", [

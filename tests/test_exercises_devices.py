@@ -19,7 +19,7 @@ def test_ideal_speedup_accepts_the_minimum(capsys):
     (lambda n, c: c, "at most"),
     (lambda n, c: max(n, c), "core count|device count"),
     (lambda n, c: n / c, "expected"),
-    (lambda n, c: "2", "should return a number"),
+    (lambda n, c: "2", "should return one number"),
 ])
 def test_ideal_speedup_rejects_wrong_formulas(wrong, message):
     with pytest.raises(AssertionError, match=message):
