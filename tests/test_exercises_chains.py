@@ -85,6 +85,39 @@ def test_spread_accepts_shard_map(setup, capsys):
     assert "correct" in capsys.readouterr().out
 
 
+def test_spread_looks_at_how_the_chains_run(setup, capsys):
+    nuts, keys, states, mesh, reference = setup
+    placed = jax.device_put((keys, states), NamedSharding(mesh, P("chains")))
+    independent = ch.shard_map_runner(nuts.step, NUM_DRAWS, mesh, inner="map")
+    positions, _ = independent(*placed)
+    check.spread_chains(positions, reference, independent, placed)
+    assert "one after another" in capsys.readouterr().out
+    lockstep = ch.shard_map_runner(nuts.step, NUM_DRAWS, mesh, inner="vmap")
+    same_draws, _ = lockstep(*placed)  # lockstep gives the same draws: only the program tells them apart
+    with pytest.raises(AssertionError, match="run in lockstep"):
+        check.spread_chains(same_draws, reference, lockstep, placed)
+
+
+def test_spread_names_a_failure_while_tracing(setup):
+    nuts, keys, states, mesh, reference = setup
+    placed = jax.device_put((keys, states), NamedSharding(mesh, P("chains")))
+    positions, _ = ch.shard_map_runner(nuts.step, NUM_DRAWS, mesh)(*placed)
+
+    def concrete(keys, states):
+        if keys.shape[0] > float(jnp.sum(states.position["loc"])):  # a Python float() of a tracer
+            return positions
+        return positions
+
+    with pytest.raises(AssertionError, match="failed while JAX traced it: ConcretizationTypeError"):
+        check.spread_chains(positions, reference, jax.jit(concrete), placed)
+
+    def own_bug(keys, states):
+        raise RuntimeError("forgot the mesh")
+
+    with pytest.raises(AssertionError, match="raised RuntimeError: forgot the mesh"):
+        check.spread_chains(positions, reference, own_bug, placed)
+
+
 def test_spread_rejects_one_device(setup):
     nuts, keys, states, mesh, reference = setup
     positions, _ = ch.vmap_runner(nuts.step, NUM_DRAWS)(keys, states)
