@@ -1,35 +1,49 @@
-"""Grade submitted student notebooks.
+"""Grade submitted student notebooks, with verdicts computed where the submission cannot reach.
 
-``python -m coursework.grade SUBMISSION.ipynb [...] [--json grades.json]``
-runs each submission top to bottom in a fresh kernel (the ``python3`` kernel of
-this environment, with the book's ``src/`` on ``PYTHONPATH``), with a time
-limit per cell and per notebook, and reports for every exercise:
+``python -m coursework.grade SUBMISSION.ipynb [...] [--json grades.json]``. A
+submission is untrusted code. For each one the grader:
 
-- ``passed``: every check cell of the exercise ran without error;
-- ``failed``: a check raised ``AssertionError``; its message says what is wrong;
-- ``error``: anything else went wrong (another exception in the check, the
-  stub left unanswered, the kernel died, the check never ran);
-- ``timeout``: a cell of the exercise, or the notebook as a whole, ran out of time.
+1. reads it as data (JSON or MyST text) and finds the chapter of the book it
+   answers: the chapter its metadata names if that chapter's exercises are all in
+   it, otherwise the chapter whose exercises it contains (and says so);
+2. rebuilds that chapter's student edition from the book and puts the learner's
+   answer cells (the code cells of each exercise, between its statement and its
+   check) in place of the stubs; every other cell, the check cells included,
+   comes from the book, and the submission's metadata and outputs are ignored;
+3. runs that notebook in a sandboxed kernel (:mod:`coursework.sandbox`): no
+   network, the user ``nobody``, the book hidden, a scratch folder that holds only
+   the student edition, a read-only copy of ``parallel_mcmc``, resource limits;
+   each check cell is replaced by the harness (:mod:`coursework.harness`), which
+   records the values the check is given and what the learner's functions return
+   for the check's inputs and for unseen inputs the grader draws afresh;
+4. reads those records as data (:mod:`coursework.codec`) and has a separate,
+   trusted process (:mod:`coursework.judge`) run the book's checks on them, with
+   the reference answers of :mod:`coursework.references`.
 
-Execution goes on after errors. A cell that runs out of time is interrupted;
-if the kernel does not come back (or dies, for example on ``os._exit``), a new
-kernel is started, the cells that had run are run again (except the offending
-one) and grading continues. Exercises are found from the cell metadata that
-:mod:`coursework.student` writes, or, when a learner's editor dropped it,
-from the ``exercise-start`` blocks and the cells that call ``check.``. When the
-chapter the submission was made from is in the book, its original check cells
-are the ones that run: an edited or deleted check cell is put back.
+Per exercise it reports ``passed`` (the judge's checks passed, on the chapter's
+inputs and on the unseen ones), ``failed`` (a check raised ``AssertionError``;
+its message says what is wrong), ``error`` (not answered, an exception, the
+kernel died, nothing observed) or ``timeout``. Execution goes on after errors; a
+cell that runs out of time is interrupted, and a kernel that does not come back
+(or dies) is replaced, the cells that had run are run again (except the
+offending one) and grading continues.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import asyncio
+import copy
 import json
 import math
 import os
+import re
+import secrets
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -45,11 +59,16 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from rich.console import Console
 from rich.table import Table
 
-from .student import _CHECK_CALL, META, _MarkdownSplitter, find_book_root, make_student_notebook
+from . import references, sandbox
+from .codec import LIMIT_BYTES
+from .harness import encode
+from .student import _CHECK_CALL, META, _MarkdownSplitter, exercise_chapters, find_book_root, make_student_notebook
 
 __all__ = ["ExerciseResult", "NotebookReport", "grade_notebook", "grade", "main"]
 
 _TIMEOUT_ENAME = "GraderCellTimeout"
+SUBMISSION_LIMIT_BYTES = 50 * 2**20  # a larger file is not read
+MEMORY_BYTES = 48 * 2**30  # address space of the kernel (JAX reserves much more than it uses)
 STATUSES = ("passed", "failed", "error", "timeout", "ungraded")
 
 
@@ -155,64 +174,236 @@ def _structure(nb: nbformat.NotebookNode) -> tuple[list[str], dict[int, tuple[st
     return labels, roles, last
 
 
-def _reference(nb: nbformat.NotebookNode, book: Path | None) -> tuple[dict[str, list[str]] | None, str | None, Path | None]:
-    """The original check cells per exercise, the chapter's relative path and its file, when known."""
-    meta = nb.metadata.get(META) or {}
-    source = meta.get("source")
-    if book is not None and source:
-        chapter = (book / source).resolve()
-        if chapter.is_file() and book.resolve() in chapter.parents:
-            edition = make_student_notebook(chapter, book)
-            return {e.label: list(e.checks) for e in edition.exercises}, source, chapter
-    if meta.get("exercises"):
-        return {e["label"]: list(e.get("checks", [])) for e in meta["exercises"]}, source, None
-    return None, source, None
+def _labels_in(nb: nbformat.NotebookNode) -> list[str]:
+    """The exercise labels a submission's cells contain (its statements, and labels in its cell metadata)."""
+    labels, _, _ = _structure(nb)
+    return labels
 
 
-def _restore_checks(nb: nbformat.NotebookNode, reference: dict[str, list[str]]) -> dict[str, list[str]]:
-    """Put the original check cells back where a learner edited or deleted them; return notes."""
-    notes: dict[str, list[str]] = {}
-    labels, roles, last = _structure(nb)
-    inserts: list[tuple[int, list[nbformat.NotebookNode]]] = []
-    for label, checks in reference.items():
-        if not checks or label not in labels:
-            continue
-        found = [i for i, (lab, role) in sorted(roles.items()) if lab == label and role == "check"]
-        have = [nb.cells[i].source for i in found]
-        if have == checks:
-            for i in found:
-                nb.cells[i].metadata[META] = {"exercise": label, "role": "check"}
-            continue
-        new_cells = [nbformat.v4.new_code_cell(src, metadata={META: {"exercise": label, "role": "check"}}) for src in checks]
-        if found:
-            notes.setdefault(label, []).append("the check cell was edited; the original check was run")
-            for i in found:  # the learner's version still runs, as an answer cell
-                nb.cells[i].metadata[META] = {"exercise": label, "role": "answer"}
-            inserts.append((found[-1] + 1, new_cells))
+def _match_chapter(nb: nbformat.NotebookNode, book: Path) -> tuple[Path | None, list[str]]:
+    """The book's chapter this submission answers, and notes on how it was found.
+
+    The chapter named in the notebook's metadata counts only if every exercise of
+    that chapter is in the submission; otherwise the chapter whose exercises the
+    submission contains (most of them, then the fewest others) is used.
+    """
+    notes: list[str] = []
+    have = set(_labels_in(nb))
+    chapters = {path.relative_to(book).as_posix(): path for path in exercise_chapters(book)}
+    labels = {rel: [e.label for e in make_student_notebook(path, book).exercises] for rel, path in chapters.items()}
+    meta = nb.metadata.get(META) if isinstance(nb.metadata.get(META), dict) else {}
+    claimed = meta.get("source") if isinstance(meta.get("source"), str) else None
+    if claimed in chapters and set(labels[claimed]) <= have:
+        return chapters[claimed], notes
+    scored = sorted(((len(set(ls) & have), -len(ls), rel) for rel, ls in labels.items()), reverse=True)
+    if not scored or scored[0][0] == 0:
+        return None, ["no chapter of the book has the exercises of this notebook; it was not graded"]
+    best = scored[0][2]
+    if claimed is None:
+        notes.append(f"the notebook does not say which chapter it comes from; it was graded as {best}, "
+                     "whose exercises it contains")
+    elif claimed != best:
+        notes.append(f"the notebook's metadata says it comes from {claimed!r}, but its exercises are those of "
+                     f"{best}; it was graded as {best}")
+    else:
+        missing = sorted(set(labels[best]) - have)
+        notes.append(f"exercises missing from the notebook: {', '.join(missing)}")
+    return chapters[best], notes
+
+
+def _answers(nb: nbformat.NotebookNode, given: set[str]) -> dict[str, list[str]]:
+    """The learner's answer cells per exercise: code cells between its statement and its check,
+    except those that are the chapter's own cells unchanged."""
+    _, roles, _ = _structure(nb)
+    out: dict[str, list[str]] = {}
+    for i, (label, role) in sorted(roles.items()):
+        source = nb.cells[i].source
+        if role in ("stub", "answer") and source.strip() and source not in given:
+            out.setdefault(label, []).append(source)
+    return out
+
+
+@dataclass
+class _CheckCall:
+    """One ``check.function(arguments)`` of a chapter's check cell, as the grader parsed it from the book."""
+
+    label: str
+    module: str
+    function: str
+    args: list[str]
+    kwargs: dict[str, str]
+    literals: dict[str, dict]
+
+
+_EXERCISES = "parallel_mcmc.exercises"
+
+
+def _check_modules(source: str, aliases: dict[str, str]) -> None:
+    """Record in ``aliases`` the names that ``source`` binds to check modules (``... import chains as check``)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == _EXERCISES:
+            for a in node.names:
+                aliases[a.asname or a.name] = f"{_EXERCISES}.{a.name}"
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith(_EXERCISES + ".") and a.asname:
+                    aliases[a.asname] = a.name
+
+
+def _literal(node: ast.AST) -> tuple[bool, Any]:
+    try:
+        return True, ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False, None
+
+
+def _parse_checks(label: str, source: str, aliases: dict[str, str]) -> tuple[list[_CheckCall], list[str]]:
+    """The check calls of a check cell, and its other statements (run as they are)."""
+    _check_modules(source, aliases)
+    tree = ast.parse(source)
+    calls, other = [], []
+    for stmt in tree.body:
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        func = getattr(call, "func", None)
+        if (isinstance(call, ast.Call) and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                and func.value.id in aliases and not any(isinstance(a, ast.Starred) for a in call.args)
+                and all(k.arg for k in call.keywords)):
+            literals: dict[str, dict] = {"args": {}, "kwargs": {}}
+            for index, arg in enumerate(call.args):
+                ok, value = _literal(arg)
+                if ok:
+                    literals["args"][str(index)] = value
+            for k in call.keywords:
+                ok, value = _literal(k.value)
+                if ok:
+                    literals["kwargs"][k.arg] = value
+            calls.append(_CheckCall(label, aliases[func.value.id], func.attr, [ast.unparse(a) for a in call.args],
+                                    {k.arg: ast.unparse(k.value) for k in call.keywords}, literals))
         else:
-            notes.setdefault(label, []).append("the check cell was missing; the original check was run")
-            inserts.append((last[label] + 1, new_cells))
-    for position, cells in sorted(inserts, key=lambda item: item[0], reverse=True):
-        nb.cells[position:position] = cells
-    for number, cell in enumerate(nb.cells):
-        cell["id"] = f"graded-{number}"
-    return notes
+            other.append(ast.get_source_segment(source, stmt) or ast.unparse(stmt))
+    return calls, other
+
+
+_HARNESS = Path(__file__).with_name("harness.py")
+
+
+def _observation_cell(calls: list[tuple[_CheckCall, str, list]], other: list[str]) -> str:
+    """A cell that runs the harness for each check call (the harness's source travels in the cell)."""
+    lines = list(other)
+    lines.append("__coursework = {'__name__': 'coursework_harness'}")
+    lines.append(f"exec(compile({_HARNESS.read_text(encoding='utf-8')!r}, 'coursework-harness', 'exec'), __coursework)")
+    for call, path, unseen in calls:
+        lines.append(f"__coursework['observe']({path!r}, {call.label!r}, {call.module!r}, {call.function!r}, "
+                     f"{call.args!r}, {call.kwargs!r}, {unseen!r}, globals())")
+    lines.append("del __coursework")
+    return "\n".join(lines)
+
+
+def _devices(edition_nb: nbformat.NotebookNode) -> int | None:
+    """The device count the chapter asks for (its ``use_cpu_devices(n)``), read from the book."""
+    for cell in edition_nb.cells:
+        m = re.search(r"use_cpu_devices\(\s*(\d+)\s*\)", cell.source) if cell.cell_type == "code" else None
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def _assemble(sub: nbformat.NotebookNode, chapter: Path, book: Path, work: Path,
+              seed: int) -> tuple[nbformat.NotebookNode, dict[str, list[tuple[_CheckCall, Path, int]]], list[str], int | None]:
+    """The notebook to run: the book's student edition with the learner's answers in place of the stubs.
+
+    Returns it, the check calls per exercise (with where each observation is written and its seed),
+    the labels of exercises without a check the grader can run, and the chapter's device count.
+    """
+    edition = make_student_notebook(chapter, book)
+    given = {c.source for c in edition.notebook.cells if c.cell_type == "code"
+             and (c.metadata.get(META) or {}).get("role") != "stub"}
+    answers = _answers(sub, given)
+    cells: list[nbformat.NotebookNode] = []
+    checks: dict[str, list[tuple[_CheckCall, Path, int]]] = {}
+    unchecked: list[str] = []
+    aliases: dict[str, str] = {}
+    placed: set[str] = set()
+    number = 0
+    for cell in edition.notebook.cells:
+        meta = cell.metadata.get(META) or {}
+        label, role = meta.get("exercise"), meta.get("role")
+        if cell.cell_type == "code" and role is None:
+            _check_modules(cell.source, aliases)
+        if role == "stub":
+            if label in answers and label in placed:
+                continue
+            sources = answers.get(label) or [cell.source]
+            placed.add(label)
+            cells += [nbformat.v4.new_code_cell(src, metadata={META: {"exercise": label, "role": "answer"}}) for src in sources]
+            continue
+        if role == "check":
+            try:
+                calls, other = _parse_checks(label, cell.source, aliases)
+            except SyntaxError:
+                calls, other = [], []
+            if not calls:
+                unchecked.append(label)
+                cells.append(nbformat.v4.new_code_cell(cell.source, metadata={META: {"exercise": label, "role": "given"}}))
+                continue
+            entries = []
+            for call in calls:
+                path = work / f"observed-{secrets.token_hex(8)}.json"
+                call_seed = seed + number
+                number += 1
+                name = f"{call.module}.{call.function}"
+                index, make_calls = references.CALLS.get(name, (0, None))
+                unseen = []
+                if make_calls is not None:
+                    unseen = [[index, [encode(tuple(args)) for args in make_calls(references.unseen(name, call_seed))]]]
+                entries.append((call, str(path), unseen))
+                checks.setdefault(label, []).append((call, path, call_seed))
+            cells.append(nbformat.v4.new_code_cell(_observation_cell(entries, other),
+                                                   metadata={META: {"exercise": label, "role": "check"}}))
+            continue
+        new = copy.deepcopy(cell)
+        if new.cell_type == "code":
+            new.metadata[META] = {"role": "given"}
+        cells.append(new)
+    nb = nbformat.v4.new_notebook(metadata=copy.deepcopy(edition.notebook.metadata))
+    nb.cells = cells
+    for n, cell in enumerate(nb.cells):
+        cell["id"] = f"graded-{n}"
+    return nb, checks, [lab for lab in unchecked if lab not in checks], _devices(edition.notebook)
 
 
 # --------------------------------------------------------------------------- execution
 
 
-def _kernel_spec_manager():
-    """A kernel-spec manager whose ``python3`` is the interpreter running the grader."""
-    class CurrentEnv(KernelSpecManager):
-        def get_kernel_spec(self, kernel_name):  # noqa: D401 - jupyter_client API
-            if kernel_name == "python3":
-                spec = ipykernel.kernelspec.get_kernel_dict()
-                spec["argv"][0] = sys.executable
-                return self.kernel_spec_class(resource_dir=ipykernel.kernelspec.RESOURCES, **spec)
-            return super().get_kernel_spec(kernel_name)
+def _kernel_spec_manager(job: Path, hide: Sequence[Path], cpu_seconds: int):
+    """A kernel-spec manager whose ``python3`` is this interpreter's ipykernel, started in the sandbox."""
+    keep = [Path(sys.prefix).resolve()]
 
-    return CurrentEnv()
+    class Sandboxed(KernelSpecManager):
+        def get_kernel_spec(self, kernel_name):  # noqa: D401 - jupyter_client API
+            spec = ipykernel.kernelspec.get_kernel_dict()
+            argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+            spec["argv"] = sandbox.command(argv, job, hide, keep, cpu_seconds, chown=["{connection_file}"],
+                                           memory_bytes=MEMORY_BYTES)
+            return self.kernel_spec_class(resource_dir=ipykernel.kernelspec.RESOURCES, **spec)
+
+    return Sandboxed()
+
+
+def _kernel_env(job: Path) -> dict[str, str]:
+    """The kernel's whole environment: nothing of the grader's, the helper package's copy on the path."""
+    work = job / "work"
+    return {
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
+        "HOME": str(work), "TMPDIR": "/tmp", "MPLCONFIGDIR": str(work / ".matplotlib"),
+        "PYTHONPATH": str(job / "lib"), "LANG": os.environ.get("LANG", "C.UTF-8"),
+        "PYTHONDONTWRITEBYTECODE": "1", "JUPYTER_PLATFORM_DIRS": "1",
+        **{k: v for k, v in os.environ.items() if k in ("PARALLEL_MCMC_PLATFORM",)},
+    }
 
 
 def _outcome(cell: nbformat.NotebookNode, seconds: float) -> _CellResult:
@@ -222,9 +413,11 @@ def _outcome(cell: nbformat.NotebookNode, seconds: float) -> _CellResult:
     return _CellResult("ok", seconds=seconds)
 
 
-async def _execute(nb: nbformat.NotebookNode, cell_timeout: float, notebook_timeout: float, cwd: Path,
-                   env: dict[str, str], problems: list[str], max_restarts: int = 3) -> dict[int, _CellResult]:
-    """Run the code cells of ``nb`` in place; return each code cell's result by index."""
+async def _execute(nb: nbformat.NotebookNode, cell_timeout: float, notebook_timeout: float, job: Path,
+                   env: dict[str, str], problems: list[str], hide: Sequence[Path] = (),
+                   max_restarts: int = 3) -> dict[int, _CellResult]:
+    """Run the code cells of ``nb`` in place, in a sandboxed kernel; return each code cell's result by index."""
+    cwd = job / "work"
     deadline = time.monotonic() + notebook_timeout
     todo = [i for i, c in enumerate(nb.cells)
             if c.cell_type == "code" and c.source.strip() and "skip-execution" not in _tags(c)]
@@ -232,7 +425,7 @@ async def _execute(nb: nbformat.NotebookNode, cell_timeout: float, notebook_time
         nb.cells[i].outputs, nb.cells[i].execution_count = [], None
     results: dict[int, _CellResult] = {}
     pos = restarts = 0
-    spec_manager = _kernel_spec_manager()
+    spec_manager = _kernel_spec_manager(job, hide, int(notebook_timeout * 4 + 60))
 
     replies: dict[int, dict] = {}
 
@@ -273,7 +466,9 @@ async def _execute(nb: nbformat.NotebookNode, cell_timeout: float, notebook_time
         return probe.status == "ok"
 
     while pos < len(todo):
-        km = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=spec_manager)
+        # ZeroMQ over Unix sockets in the scratch folder: the kernel has no network to listen on.
+        km = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=spec_manager, transport="ipc",
+                                ip=str(cwd / f"kernel-{restarts}"), connection_file=str(cwd / f"kernel-{restarts}.json"))
         client = NotebookClient(
             nb, km=km, kernel_name="python3", allow_errors=True, interrupt_on_timeout=True,
             error_on_timeout={"ename": _TIMEOUT_ENAME, "evalue": "the cell ran out of time", "traceback": []},
@@ -327,12 +522,44 @@ async def _execute(nb: nbformat.NotebookNode, cell_timeout: float, notebook_time
 
 
 def _read(path: Path) -> nbformat.NotebookNode:
+    if path.stat().st_size > SUBMISSION_LIMIT_BYTES:
+        raise ValueError(f"the file is larger than {SUBMISSION_LIMIT_BYTES // 2**20} MiB")
     if path.suffix == ".md":
         return jupytext.read(path, fmt="md:myst")
     return nbformat.read(path, as_version=4)
 
 
-def _judge(label: str, cells: list[tuple[int, str]], results: dict[int, _CellResult],
+def _read_observation(path: Path) -> Any:
+    """The harness's record, as JSON data (never executed); None if missing, too large or not JSON."""
+    try:
+        if not path.is_file() or path.is_symlink() or path.stat().st_size > LIMIT_BYTES:
+            return None
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _run_judge(items: list[dict], devices: int | None, book_src: Path, timeout: float) -> list[dict]:
+    """Run :mod:`coursework.judge` in a fresh process on the observations; its verdicts."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(book_src), str(Path(__file__).resolve().parents[1])]))
+    env.pop("XLA_FLAGS", None)
+    job = json.dumps({"devices": devices, "checks": items})
+    try:
+        done = subprocess.run([sys.executable, "-m", "coursework.judge"], input=job, capture_output=True, text=True,
+                              env=env, timeout=timeout)
+        verdicts = json.loads(done.stdout) if done.returncode == 0 else None
+    except (subprocess.TimeoutExpired, ValueError):
+        verdicts = None
+        done = None
+    if not isinstance(verdicts, list) or len(verdicts) != len(items):
+        why = "it ran out of time" if done is None else (done.stderr or "").strip().splitlines()[-1:] or ["no answer"]
+        return [{"label": it["label"], "status": "error", "message": f"the judge failed: {why if isinstance(why, str) else why[0]}"}
+                for it in items]
+    return verdicts
+
+
+def _judge(label: str, cells: list[tuple[int, str]], results: dict[int, _CellResult], verdicts: list[dict],
            errors: list[tuple[int, _CellResult]], cell_timeout: float) -> ExerciseResult:
     checks = [i for i, role in cells if role == "check"]
     for i, _ in cells:
@@ -348,69 +575,95 @@ def _judge(label: str, cells: list[tuple[int, str]], results: dict[int, _CellRes
         r = results.get(i)
         if r is None or r.status == "not-run":
             return ExerciseResult(label, "timeout", f"the check (cell {i + 1}) never ran: the notebook ran out of time")
-        if r.status == "error":
-            if r.ename == "AssertionError":
-                return ExerciseResult(label, "failed", r.evalue or "the check failed")
-            if r.ename == "NotImplementedError":
-                return ExerciseResult(label, "error", f"not answered: {r.evalue or 'the stub is still there'}")
-            message = f"{r.ename}: {r.evalue}"
-            before = [(j, e) for j, e in errors if j < i]
-            if before and r.ename in ("NameError", "AttributeError", "TypeError"):
+    for verdict in verdicts:
+        if verdict.get("status") != "passed":
+            status = verdict.get("status") if verdict.get("status") in ("failed", "error") else "error"
+            message = str(verdict.get("message", ""))
+            before = [(j, e) for j, e in errors if j < checks[0]]
+            if status == "error" and before and message.split(":")[0] in ("NameError", "AttributeError", "TypeError"):
                 j, e = before[-1]
                 message += f" (an earlier cell, {j + 1}, had already failed with {e.ename}: {e.evalue})"
-            return ExerciseResult(label, "error", message)
+            return ExerciseResult(label, status, message)
     return ExerciseResult(label, "passed", "")
 
 
+def _hidden(book: Path, extra: Sequence[Path]) -> list[Path]:
+    """Folders the sandbox hides: the book, the grader's own project, the project this environment
+    belongs to (if the environment sits inside one) and ``extra`` (other copies of the book)."""
+    prefix = Path(sys.prefix).resolve()
+    found = [book.resolve(), Path(__file__).resolve().parents[2], *(Path(p).resolve() for p in extra)]
+    if any((prefix.parent / name).exists() for name in ("chapters", "src", "pyproject.toml")):
+        found.append(prefix.parent)
+    return [p for p in dict.fromkeys(found) if p != Path("/") and p.is_dir()]
+
+
 def grade_notebook(path: str | Path, cell_timeout: float = 300, notebook_timeout: float = 1800,
-                   book: Path | None = None) -> NotebookReport:
-    """Run one submission and grade each of its exercises."""
+                   book: Path | None = None, hide: Sequence[Path] = (), seed: int | None = None) -> NotebookReport:
+    """Grade one submission (see the module's docstring); ``seed`` fixes the unseen inputs (default: fresh)."""
     path = Path(path)
     start = time.monotonic()
-    problems: list[str] = []
     try:
-        nb = _read(path)
+        sub = _read(path)
     except Exception as err:  # noqa: BLE001 - an unreadable file is a grade, not a crash
         return NotebookReport(str(path), None, [], 0.0, [f"cannot read the notebook: {type(err).__name__}: {err}"])
-    try:
-        reference, source, chapter = _reference(nb, book)
-    except Exception as err:  # noqa: BLE001 - a broken chapter must not stop grading
-        reference, source, chapter = None, None, None
-        problems.append(f"the original chapter could not be read ({err}); the checks were run as submitted")
-    notes = _restore_checks(nb, reference) if reference else {}
-    labels, roles, _ = _structure(nb)
-    order = list(reference) + [lab for lab in labels if lab not in reference] if reference else labels
-
-    src = (book / "src") if book is not None and (book / "src").is_dir() else Path(__file__).resolve().parents[1]
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env.get("PYTHONPATH")]))
-    cwd = chapter.parent if chapter is not None else path.resolve().parent
-    results = asyncio.run(_execute(nb, cell_timeout, notebook_timeout, cwd, env, problems)) if roles else {}
-
+    if book is None:
+        return NotebookReport(str(path), None, [], 0.0, ["no book to grade against: pass --book PATH"])
+    book = Path(book).resolve()
+    why = sandbox.available()
+    if why:
+        return NotebookReport(str(path), None, [], 0.0, [f"not graded: {why}"])
+    chapter, problems = _match_chapter(sub, book)
+    if chapter is None:
+        return NotebookReport(str(path), None, [], time.monotonic() - start, problems)
+    source = chapter.relative_to(book).as_posix()
+    seed = secrets.randbelow(2**31) if seed is None else int(seed)
+    with tempfile.TemporaryDirectory(prefix="coursework-") as tmp:
+        job = Path(tmp)
+        work, lib = job / "work", job / "lib"
+        work.mkdir()
+        book_src = book / "src" if (book / "src" / "parallel_mcmc").is_dir() else Path(__file__).resolve().parents[1]
+        shutil.copytree(book_src / "parallel_mcmc", lib / "parallel_mcmc",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        nb, checks, unchecked, devices = _assemble(sub, chapter, book, work, seed)
+        edition = copy.deepcopy(nb)
+        edition_file = work / Path(source).with_suffix(".ipynb").name
+        nbformat.write(make_student_notebook(chapter, book).notebook, edition_file)
+        os.chmod(job, 0o755)
+        if os.geteuid() == 0:
+            shutil.chown(work, sandbox.USER, sandbox.GROUP)
+        os.chmod(work, 0o700)
+        results = asyncio.run(_execute(nb, cell_timeout, notebook_timeout, job, _kernel_env(job), problems,
+                                       hide=_hidden(book, hide)))
+        labels, roles, _ = _structure(edition)
+        items = []
+        owners: list[str] = []
+        for label in labels:
+            for call, observed, call_seed in checks.get(label, []):
+                items.append({"label": label, "module": call.module, "function": call.function, "seed": call_seed,
+                              "literals": call.literals, "observation": _read_observation(observed)})
+                owners.append(label)
+        verdicts = _run_judge(items, devices, book_src, timeout=max(120.0, notebook_timeout / 2)) if items else []
+    by_label: dict[str, list[dict]] = {}
+    for owner, verdict in zip(owners, verdicts):
+        by_label.setdefault(owner, []).append(verdict)
     errors = [(i, results[i]) for i in sorted(results)
               if results[i].status == "error" and roles.get(i, ("", ""))[1] != "check"
               and "raises-exception" not in _tags(nb.cells[i])]
     exercises = []
-    for label in order:
+    for label in labels:
         cells = [(i, role) for i, (lab, role) in sorted(roles.items()) if lab == label]
-        if reference is not None and label in reference and not reference[label]:
-            result = ExerciseResult(label, "ungraded", "this exercise has no check cell: grade it by hand")
-        elif label not in labels:
-            result = ExerciseResult(label, "error", "the exercise is missing from the submission "
-                                    "(deleted, or added to the chapter after the student edition was made)")
+        if label in unchecked:
+            result = ExerciseResult(label, "ungraded", "this exercise has no check the grader can run: grade it by hand")
         else:
-            result = _judge(label, cells, results, errors, cell_timeout)
-        result.notes = notes.get(label, [])
+            result = _judge(label, cells, results, by_label.get(label, []), errors, cell_timeout)
         exercises.append(result)
-    if not order:
-        problems.append("no exercise found: is this a notebook of the student edition?")
     return NotebookReport(str(path), source, exercises, time.monotonic() - start, problems)
 
 
 def grade(paths: Sequence[str | Path], cell_timeout: float = 300, notebook_timeout: float = 1800,
-          book: Path | None = None) -> list[NotebookReport]:
-    """Grade several submissions, one fresh kernel each."""
-    return [grade_notebook(p, cell_timeout, notebook_timeout, book) for p in paths]
+          book: Path | None = None, hide: Sequence[Path] = ()) -> list[NotebookReport]:
+    """Grade several submissions, one fresh sandbox each."""
+    return [grade_notebook(p, cell_timeout, notebook_timeout, book, hide) for p in paths]
 
 
 # --------------------------------------------------------------------------- reporting
@@ -447,6 +700,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=1800, help="seconds one notebook may run (default 1800)")
     parser.add_argument("--book", type=Path, default=None,
                         help="the book's root folder, whose chapters hold the original checks (default: found from the cwd)")
+    parser.add_argument("--hide", type=Path, action="append", default=[],
+                        help="another folder the submissions must not see (a copy of the book, say); repeat as needed")
     args = parser.parse_args(argv)
     if args.book is not None:
         book: Path | None = args.book.resolve()
@@ -460,7 +715,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing:
         print(f"error: no such file: {', '.join(missing)}", file=sys.stderr)
         return 2
-    reports = grade(args.submissions, args.cell_timeout, args.timeout, book)
+    reports = grade(args.submissions, args.cell_timeout, args.timeout, book, args.hide)
     print_reports(reports)
     if args.json:
         data = {

@@ -15,7 +15,7 @@ import numpy as np
 
 from parallel_mcmc.models import sinusoid
 
-__all__ = ["ideal_speedup", "lockstep_efficiency", "my_chains", "gaussian_consensus", "log_prob_noise", "UNSEEN"]
+__all__ = ["ideal_speedup", "lockstep_efficiency", "my_chains", "gaussian_consensus", "log_prob_noise", "UNSEEN", "CALLS", "unseen"]
 
 
 def ideal_speedup(num_devices: int, num_cores: int) -> int:
@@ -138,3 +138,42 @@ UNSEEN: dict[str, Callable[[np.random.Generator], dict[str, Any]]] = {
     "parallel_mcmc.exercises.ensemble.vectorized_log_prob": _log_prob,
     "parallel_mcmc.exercises.ensemble.mpi_command": _mpi,
 }
+
+
+# --------------------------------------------------------------------------- the calls the checks make
+
+
+def _combine_calls(kw: dict) -> list[tuple]:
+    rng = np.random.default_rng(kw["seed"])  # as processes.combine_chains draws its parts
+    calls = []
+    for sizes in kw["cases"]:
+        parts = [rng.normal(size=(int(k), 7, 3)) for k in sizes]
+        calls.append(([p.copy() for p in parts],))
+    return calls
+
+
+def _split_calls(kw: dict) -> list[tuple]:
+    return [(c + p * ns, ns, c + p * nl, nl) for c, p, ns, nl in kw["cases"]]
+
+
+# check name -> (index of the learner's function among the check's arguments, keyword arguments -> the calls
+# the check makes of it with those unseen inputs). The sandbox makes these calls and records them; the judge
+# then runs the check with the same keyword arguments against the record.
+CALLS: dict[str, tuple[int, Callable[[dict], list[tuple]]]] = {
+    "parallel_mcmc.exercises.devices.ideal_speedup": (0, lambda kw: [tuple(pair) for pair, _ in kw["cases"]]),
+    "parallel_mcmc.exercises.chains.lockstep_efficiency": (0, lambda kw: [(np.asarray(s).copy(),) for s, _ in kw["cases"]]),
+    "parallel_mcmc.exercises.processes.my_chains": (0, lambda kw: [tuple(a) for a, _ in kw["cases"]] + [tuple(a) for a in kw["uneven"]]),
+    "parallel_mcmc.exercises.processes.combine_chains": (0, _combine_calls),
+    "parallel_mcmc.exercises.numpyro_chains.split_compile": (0, _split_calls),
+    "parallel_mcmc.exercises.numpyro_chains.chain_split": (0, lambda kw: [tuple(c) for c in kw["cases"]]),
+    "parallel_mcmc.exercises.numpyro_chains.gaussian_consensus": (
+        0, lambda kw: [(np.asarray(m, dtype=float).copy(), np.asarray(c, dtype=float).copy()) for m, c, _, _ in kw["cases"]]),
+    "parallel_mcmc.exercises.ensemble.vectorized_log_prob": (0, lambda kw: [(np.array(t, dtype=float),) for t, _ in kw["cases"]]),
+    "parallel_mcmc.exercises.ensemble.mpi_command": (0, lambda kw: [tuple(c) for c in kw["cases"]]),
+}
+
+
+def unseen(check: str, seed: int) -> dict[str, Any]:
+    """The keyword arguments that give ``check`` its unseen inputs for this ``seed`` (empty if it takes none)."""
+    make = UNSEEN.get(check)
+    return make(np.random.default_rng(seed)) if make else {}
