@@ -31,8 +31,12 @@ _DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32
            "float16", "bfloat16", "float32", "float64", "complex64", "complex128"}
 
 
-class ForgedData(ValueError):
-    """The observation is not what the harness writes: it is refused, never executed."""
+class ForgedData(BaseException):
+    """The observation is not what the harness writes: it is refused, never executed.
+
+    A ``BaseException``, so that no check's ``except Exception`` (nor
+    :func:`parallel_mcmc.exercises.call`) mistakes it for the learner's own error.
+    """
 
 
 def _need(condition: bool, what: str) -> None:

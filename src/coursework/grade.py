@@ -579,6 +579,9 @@ def _judge(label: str, cells: list[tuple[int, str]], results: dict[int, _CellRes
         if verdict.get("status") != "passed":
             status = verdict.get("status") if verdict.get("status") in ("failed", "error") else "error"
             message = str(verdict.get("message", ""))
+            broken = [results[i] for i in checks if results.get(i) and results[i].status == "error"]
+            if message.startswith("the check never ran") and broken:
+                message = f"the check could not run: {broken[0].ename}: {broken[0].evalue}"
             before = [(j, e) for j, e in errors if j < checks[0]]
             if status == "error" and before and message.split(":")[0] in ("NameError", "AttributeError", "TypeError"):
                 j, e = before[-1]

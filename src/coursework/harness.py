@@ -107,7 +107,8 @@ def encode(value: Any, recorders: dict | None = None, depth: int = 0) -> Any:
     if jax is not None and isinstance(value, jax.Array):
         out = {"kind": "jax", "sharding": _sharding(value)}
         if jax.dtypes.issubdtype(value.dtype, jax.dtypes.prng_key):
-            out["key_impl"] = str(jax.random.key_impl(value).name)
+            impl = jax.random.key_impl(value)
+            out["key_impl"] = str(getattr(impl, "name", impl))
             out.update(_array(np.asarray(jax.random.key_data(value))))
         else:
             out.update(_array(np.asarray(value)))

@@ -79,13 +79,13 @@ def judge_check(item: dict, devices: int | None, seed: int) -> dict:
     with contextlib.redirect_stdout(io.StringIO()):
         try:
             check(*args, **kwargs)
-        except Exception as err:  # noqa: BLE001 - every failure is a verdict
+        except (Exception, ForgedData) as err:  # noqa: BLE001 - every failure is a verdict
             return _failure(label, err)
         extra = references.unseen(f"{module}.{function}", seed)
         if extra:
             try:
                 check(*args, **{**kwargs, **extra})
-            except Exception as err:  # noqa: BLE001
+            except (Exception, ForgedData) as err:  # noqa: BLE001
                 return _failure(label, err, "On inputs the notebook does not show: ")
     return _verdict(label, "passed")
 
