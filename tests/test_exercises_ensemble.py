@@ -180,3 +180,20 @@ def test_reference_matches_model_at_true_sigma():
     full = np.column_stack([thetas, np.full(8, np.log(sinusoid.NOISE_SCALE))])
     want = np.array([sinusoid.log_prob(th) for th in thetas]) - sinusoid.NUM_POINTS * np.log(sinusoid.NOISE_SCALE)
     np.testing.assert_allclose(reference_log_prob_noise(full), want, rtol=1e-10)
+
+
+def test_mpi_command_names_swapped_arguments_and_own_errors():
+    with pytest.raises(AssertionError, match=r"the arguments are \(script, workers\)"):
+        check.mpi_command(lambda script, workers: [mpi.find_mpiexec(), "-n", "3", sys.executable, str(workers)])
+    with pytest.raises(AssertionError, match="raised FileNotFoundError: no mpiexec"):
+        check.mpi_command(lambda s, w: (_ for _ in ()).throw(FileNotFoundError("no mpiexec")))
+
+
+def test_vectorized_on_unseen_points_with_the_reference(batched):
+    rng = np.random.default_rng(5)
+    truth = np.append(sinusoid.TRUE_PARAMS, np.log(sinusoid.NOISE_SCALE))
+    thetas = truth + 1e-3 * rng.normal(size=(7, 5))
+    case = (thetas, reference_log_prob_noise(thetas))
+    check.vectorized_log_prob(lambda th: np.asarray(batched(th)), cases=[case])
+    with pytest.raises(AssertionError, match="differ from the expected"):
+        check.vectorized_log_prob(lambda th: np.asarray(batched(th)) + 3.0, cases=[case])
