@@ -10,9 +10,9 @@ import pytest
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from coursework.references import lockstep_efficiency
 from parallel_mcmc import chains as ch
 from parallel_mcmc.exercises import chains as check
-from coursework.references import lockstep_efficiency
 from parallel_mcmc.models import normal
 from parallel_mcmc.timing import Timing
 

@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from parallel_mcmc import mpi, pools
 from coursework.references import log_prob_noise as reference_log_prob_noise
+from parallel_mcmc import mpi, pools
 from parallel_mcmc.exercises import ensemble as check
 from parallel_mcmc.models import sinusoid
 

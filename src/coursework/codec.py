@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .harness import encode, key_of, plain
+from .harness import key_of, plain
 
 __all__ = ["ForgedData", "Replay", "decode", "LIMIT_BYTES"]
 

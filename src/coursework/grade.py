@@ -62,7 +62,14 @@ from rich.table import Table
 from . import references, sandbox
 from .codec import LIMIT_BYTES
 from .harness import encode
-from .student import _CHECK_CALL, META, _MarkdownSplitter, exercise_chapters, find_book_root, make_student_notebook
+from .student import (
+    _CHECK_CALL,
+    META,
+    _MarkdownSplitter,
+    exercise_chapters,
+    find_book_root,
+    make_student_notebook,
+)
 
 __all__ = ["ExerciseResult", "NotebookReport", "grade_notebook", "grade", "main"]
 
@@ -381,10 +388,11 @@ def _assemble(sub: nbformat.NotebookNode, chapter: Path, book: Path, work: Path,
 
 def _kernel_spec_manager(job: Path, hide: Sequence[Path], cpu_seconds: int):
     """A kernel-spec manager whose ``python3`` is this interpreter's ipykernel, started in the sandbox."""
-    keep = [Path(sys.prefix).resolve()]
+    # the environment, and the interpreter it was made from (a venv's python links to it)
+    keep = list(dict.fromkeys([Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]))
 
     class Sandboxed(KernelSpecManager):
-        def get_kernel_spec(self, kernel_name):  # noqa: D401 - jupyter_client API
+        def get_kernel_spec(self, kernel_name):
             spec = ipykernel.kernelspec.get_kernel_dict()
             argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
             spec["argv"] = sandbox.command(argv, job, hide, keep, cpu_seconds, chown=["{connection_file}"],
@@ -477,9 +485,11 @@ async def _execute(nb: nbformat.NotebookNode, cell_timeout: float, notebook_time
             resources={"metadata": {"path": str(cwd)}},
         )
         restart = False
+        # The kernel's own log (not the cells' output) would clutter the grades table: it goes to a file,
+        # quoted only when the kernel fails to start.
+        log = open(job / f"kernel-{restarts}.log", "wb")  # noqa: SIM115 - closed below
         try:
-            # The kernel's own log (not the cells' output) would clutter the grades table.
-            async with client.async_setup_kernel(env=env, cleanup_kc=True, stderr=subprocess.DEVNULL):
+            async with client.async_setup_kernel(env=env, cleanup_kc=True, stderr=log, stdout=log):
                 if restarts:  # bring the new kernel to where the old one was, without the offending cells
                     for i in todo[:pos]:
                         if results[i].status in ("timeout", "died", "not-run"):
@@ -507,9 +517,12 @@ async def _execute(nb: nbformat.NotebookNode, cell_timeout: float, notebook_time
                         problems.append(f"cell {i + 1} timed out and its kernel did not answer; a new kernel was started")
                         restart = True
                         break
-        except Exception as err:  # noqa: BLE001 - a kernel that cannot start is reported, not raised
-            problems.append(f"the kernel failed: {type(err).__name__}: {err}")
+        except Exception as err:
+            tail = (job / f"kernel-{restarts}.log").read_text(errors="replace").strip().splitlines()[-3:]
+            problems.append(f"the kernel failed: {type(err).__name__}: {err}" + (f" ({' / '.join(tail)})" if tail else ""))
             return results
+        finally:
+            log.close()
         if restart:
             restarts += 1
             if restarts > max_restarts:
@@ -546,7 +559,7 @@ def _run_judge(items: list[dict], devices: int | None, book_src: Path, timeout: 
     env.pop("XLA_FLAGS", None)
     job = json.dumps({"devices": devices, "checks": items})
     try:
-        done = subprocess.run([sys.executable, "-m", "coursework.judge"], input=job, capture_output=True, text=True,
+        done = subprocess.run([sys.executable, "-m", "coursework.judge"], input=job, capture_output=True, text=True, check=False,
                               env=env, timeout=timeout)
         verdicts = json.loads(done.stdout) if done.returncode == 0 else None
     except (subprocess.TimeoutExpired, ValueError):
@@ -591,10 +604,11 @@ def _judge(label: str, cells: list[tuple[int, str]], results: dict[int, _CellRes
 
 
 def _hidden(book: Path, extra: Sequence[Path]) -> list[Path]:
-    """Folders the sandbox hides: the book, the grader's own project, the project this environment
-    belongs to (if the environment sits inside one) and ``extra`` (other copies of the book)."""
+    """Folders the sandbox hides: the book, the grader's own project, the grader's home folder, the
+    project this environment belongs to (if the environment sits inside one) and ``extra`` (other
+    copies of the book). The environment and its interpreter are put back, read-only."""
     prefix = Path(sys.prefix).resolve()
-    found = [book.resolve(), Path(__file__).resolve().parents[2], *(Path(p).resolve() for p in extra)]
+    found = [book.resolve(), Path(__file__).resolve().parents[2], Path.home().resolve(), *(Path(p).resolve() for p in extra)]
     if any((prefix.parent / name).exists() for name in ("chapters", "src", "pyproject.toml")):
         found.append(prefix.parent)
     return [p for p in dict.fromkeys(found) if p != Path("/") and p.is_dir()]
@@ -607,7 +621,7 @@ def grade_notebook(path: str | Path, cell_timeout: float = 300, notebook_timeout
     start = time.monotonic()
     try:
         sub = _read(path)
-    except Exception as err:  # noqa: BLE001 - an unreadable file is a grade, not a crash
+    except Exception as err:
         return NotebookReport(str(path), None, [], 0.0, [f"cannot read the notebook: {type(err).__name__}: {err}"])
     if book is None:
         return NotebookReport(str(path), None, [], 0.0, ["no book to grade against: pass --book PATH"])

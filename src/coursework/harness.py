@@ -138,9 +138,9 @@ def encode(value: Any, recorders: dict | None = None, depth: int = 0) -> Any:
                 "keywords": [[k, encode(v, recorders, depth + 1)] for k, v in value.keywords.items()]}
     module = getattr(value, "__module__", None) or ""
     qualname = getattr(value, "__qualname__", None) or ""
-    if module.startswith("parallel_mcmc.") and _resolves(module, qualname, value):
-        if isinstance(value, type) or callable(value) and not hasattr(value, "__dataclass_fields__"):
-            return {"kind": "ref", "module": module, "qualname": qualname}
+    if (module.startswith("parallel_mcmc.") and _resolves(module, qualname, value)
+            and (isinstance(value, type) or callable(value) and not hasattr(value, "__dataclass_fields__"))):
+        return {"kind": "ref", "module": module, "qualname": qualname}
     if hasattr(type(value), "__dataclass_fields__") and type(value).__module__.startswith("parallel_mcmc."):
         cls = type(value)
         return {"kind": "dataclass", "module": cls.__module__, "qualname": cls.__qualname__,
@@ -209,7 +209,7 @@ class Recorder:
         try:
             pickle.dumps(fn)
             self.picklable = True
-        except Exception:  # noqa: BLE001 - a lambda or a local function
+        except Exception:
             self.picklable = False
         self.calls: dict[str, Any] = {}
         self.programs: dict[str, Any] = {}
@@ -262,10 +262,10 @@ def observe(path: str, label: str, module: str, function: str, args: list, kwarg
     named: dict = {}
     try:
         for source in args:
-            values.append(eval(source, namespace))  # noqa: S307 - the book's own argument expression
+            values.append(eval(source, namespace))
         for name, source in kwargs.items():
-            named[name] = eval(source, namespace)  # noqa: S307
-    except BaseException as err:  # noqa: BLE001 - reported as data; the judge decides
+            named[name] = eval(source, namespace)
+    except BaseException as err:
         out["outcome"] = {"stage": "arguments", **_error(err)}
         _write(path, out)
         print(f"{type(err).__name__}: {err}")
@@ -279,7 +279,7 @@ def observe(path: str, label: str, module: str, function: str, args: list, kwarg
         check = getattr(importlib.import_module(module), function)
         check(*wrapped, **wrapped_kw)
         out["outcome"] = {"stage": "check", "kind": "returned"}
-    except BaseException as err:  # noqa: BLE001 - the learner's feedback; the judge decides
+    except BaseException as err:
         out["outcome"] = {"stage": "check", **_error(err)}
         print("".join(traceback.format_exception_only(type(err), err)).strip())
     for index, calls in unseen:

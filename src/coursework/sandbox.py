@@ -15,7 +15,8 @@
 - as the unprivileged user ``nobody`` (when the grader runs as root; otherwise in
   a user namespace, as the grader's own user, with the same mounts), without
   new privileges;
-- with limits: CPU seconds, file size, open files, address space, no core dumps.
+- with limits: CPU seconds, file size, open files, address space, no core dumps;
+- under a small first process that reaps orphans (the kernel is not process 1).
 
 The second half, run as ``python -m coursework.sandbox ...`` inside the new
 namespaces, makes the mounts and limits and then starts the command.
@@ -24,9 +25,12 @@ namespaces, makes the mounts and limits and then starts the command.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -44,7 +48,7 @@ def available() -> str | None:
         if shutil.which(tool) is None:
             return f"the sandbox needs the `{tool}` command (util-linux)"
     probe = [*_unshare(), "true"]
-    done = subprocess.run(probe, capture_output=True, text=True)
+    done = subprocess.run(probe, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         return ("the sandbox could not be made (" + done.stderr.strip()[:200] + "): run the grader as root, or "
                 "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1)")
@@ -86,9 +90,11 @@ def _enter(job: Path, hide: list[Path], keep: list[Path], chown: list[Path], cpu
     for path in chown:
         if ids is not None and path.exists():
             os.chown(path, ids.pw_uid, ids.pw_gid)
-    subprocess.run(["ip", "link", "set", "lo", "up"], capture_output=True)
+    subprocess.run(["ip", "link", "set", "lo", "up"], capture_output=True, check=False)
     # Folders to put back after hiding: opened now, bound again through their file descriptors.
-    saved = {p: os.open(p, os.O_PATH | os.O_DIRECTORY) for p in [*keep, job] if p.is_dir()}
+    covered = [*hide, Path("/tmp"), Path("/var/tmp"), Path("/dev/shm")]
+    kept = [p for p in [*keep, job] if p.is_dir() and any(p == h or h in p.parents for h in covered)]
+    saved = {p: os.open(p, os.O_PATH | os.O_DIRECTORY) for p in kept}
     for path in hide:
         if path.is_dir():
             _run("mount", "-t", "tmpfs", "-o", "size=1m,mode=755", "tmpfs", str(path))
@@ -113,7 +119,35 @@ def _enter(job: Path, hide: list[Path], keep: list[Path], chown: list[Path], cpu
                 "--inh-caps=-all", "--bounding-set=-all", "--", *argv]
     else:
         argv = ["setpriv", "--no-new-privs", "--", *argv]
-    os.execvp(argv[0], argv)
+    _init(argv)
+
+
+def _init(argv: list[str]) -> None:
+    """Be the namespace's first process: start ``argv``, reap every orphan, exit with its status.
+
+    The kernel must not be process 1 itself: process 1 of a namespace does not get the
+    default handling of signals and inherits every orphan, which confuses
+    ``multiprocessing`` (its resource tracker). Interrupts reach the kernel directly
+    (it shares the grader's process group); this process ignores them.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    with contextlib.suppress(OSError, AttributeError):  # die with `unshare`, and so take the namespace along
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    child = os.fork()
+    if child == 0:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        # ipykernel would watch JPY_PARENT_PID, a process of another namespace, and leave at once
+        env = {k: v for k, v in os.environ.items() if k != "JPY_PARENT_PID"}
+        os.execvpe(argv[0], argv, env)
+    while True:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            os._exit(1)
+        if pid == child:
+            os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -69,7 +69,7 @@ def call(fn: Callable[..., Any], *args: Any, what: str, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
     except NotImplementedError:
         raise
-    except Exception as err:  # noqa: BLE001 - every error of the learner's code is reported, with its type
+    except Exception as err:
         name, message = _describe_error(err)
         if _is_tracing_error(err):
             raise AssertionError(

@@ -148,7 +148,7 @@ def gaussian_consensus(fn: Callable[[np.ndarray, np.ndarray], Any], cases: Seque
         expect(mean.shape == (d,), f"With {S} shards of {d} parameter(s) the mean must have shape ({d},), got {mean.shape}.")
         expect(cov.shape == (d, d), f"With {d} parameter(s) the covariance must have shape ({d}, {d}), got {cov.shape}.")
         # float32 (jnp) linear algebra is good to about 1e-5 relative
-        close = dict(rtol=1e-4, atol=1e-6)
+        close = {"rtol": 1e-4, "atol": 1e-6}
         if np.allclose(mean, means.mean(axis=0)) and not np.allclose(want_mean, means.mean(axis=0)):
             raise AssertionError(
                 "Your mean is the plain average of the shards' means. A shard whose sub-posterior is narrow knows "
