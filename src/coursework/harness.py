@@ -38,6 +38,12 @@ def _jax():
     return sys.modules.get("jax")
 
 
+def _importable(value: Any) -> bool:
+    from parallel_mcmc.exercises import importable
+
+    return importable(value)
+
+
 def _error(err: BaseException) -> dict:
     return {"kind": "raised", "ename": type(err).__name__, "emodule": type(err).__module__ or "",
             "evalue": str(err)[:4000]}
@@ -138,7 +144,7 @@ def encode(value: Any, recorders: dict | None = None, depth: int = 0) -> Any:
                 "keywords": [[k, encode(v, recorders, depth + 1)] for k, v in value.keywords.items()]}
     module = getattr(value, "__module__", None) or ""
     qualname = getattr(value, "__qualname__", None) or ""
-    if (module.startswith("parallel_mcmc.") and _resolves(module, qualname, value)
+    if (module.startswith("parallel_mcmc.") and qualname and _importable(value)
             and (isinstance(value, type) or callable(value) and not hasattr(value, "__dataclass_fields__"))):
         return {"kind": "ref", "module": module, "qualname": qualname}
     if hasattr(type(value), "__dataclass_fields__") and type(value).__module__.startswith("parallel_mcmc."):
@@ -150,16 +156,6 @@ def encode(value: Any, recorders: dict | None = None, depth: int = 0) -> Any:
         recorders[recorder.id] = recorder
         return encode(recorder)
     return {"kind": "opaque", "type": f"{type(value).__module__}.{type(value).__qualname__}", "repr": repr(value)[:200]}
-
-
-def _resolves(module: str, qualname: str, value: Any) -> bool:
-    try:
-        found = importlib.import_module(module)
-        for part in qualname.split("."):
-            found = getattr(found, part)
-    except (ImportError, AttributeError):
-        return False
-    return found is value
 
 
 def plain(value: Any) -> Any:

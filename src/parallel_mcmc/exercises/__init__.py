@@ -19,11 +19,13 @@ Helpers the checks share: :func:`passed`, :func:`expect`, :func:`call`
 
 from __future__ import annotations
 
+import functools
+import importlib
 from typing import Any, Callable
 
 from ..validate import is_number
 
-__all__ = ["passed", "expect", "call", "program_structure", "uses", "traced_program", "as_float"]
+__all__ = ["passed", "expect", "call", "importable", "program_structure", "uses", "traced_program", "as_float"]
 
 
 def passed(what: str) -> None:
@@ -80,6 +82,23 @@ def call(fn: Callable[..., Any], *args: Any, what: str, **kwargs: Any) -> Any:
         raise AssertionError(f"{what} raised {name}: {message}") from None
 
 
+def importable(obj: Any) -> bool:
+    """True if a fresh Python (a spawned worker, say) could import ``obj`` by its module and name."""
+    if isinstance(obj, functools.partial):
+        return importable(obj.func)
+    module = getattr(obj, "__module__", None)
+    name = getattr(obj, "__qualname__", None)
+    if not module or not name or module == "__main__" or "<" in name:
+        return False
+    try:
+        found = importlib.import_module(module)
+        for part in name.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError):
+        return False
+    return found is obj
+
+
 def program_structure(jaxpr: Any) -> list[dict]:
     """The structure of a traced program as plain data: one dict per operation, in order,
     ``{"primitive": name, "length": n (loops), "axes": [...] (collectives), "inner": [sub-programs]}``.
@@ -121,7 +140,7 @@ def traced_program(fn: Callable[..., Any], args: tuple, what: str) -> list[dict]
     """
     recorded = getattr(type(fn), "traced_program", None)
     if recorded is not None and getattr(type(fn), "__module__", "").startswith("coursework."):
-        return recorded(fn, *args)
+        return call(lambda *a: recorded(fn, *a), *args, what=what)
     import jax
 
     return program_structure(call(lambda *a: jax.make_jaxpr(fn)(*a), *args, what=what))

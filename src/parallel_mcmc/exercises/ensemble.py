@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import importlib
 import multiprocessing as mp
 import os
 import pickle
@@ -16,29 +14,12 @@ from emcee.ensemble import _FunctionWrapper
 from ..models import sinusoid
 from ..mpi import find_mpiexec
 from ..pools import log_prob_with_data
-from . import call, expect, passed
+from . import call, expect, importable, passed
 
 __all__ = ["data_sent_once", "mpi_command", "vectorized_log_prob"]
 
 # A task of emcee holds the log-probability (with its args); more than this is data travelling.
 _SMALL_TASK_BYTES = 10_000
-
-
-def _importable(obj: Any) -> bool:
-    """True if a spawned worker could import ``obj`` by its module and name."""
-    if isinstance(obj, functools.partial):
-        return _importable(obj.func)
-    module = getattr(obj, "__module__", None)
-    name = getattr(obj, "__qualname__", None)
-    if not module or not name or module == "__main__" or "<" in name:
-        return False
-    try:
-        found = importlib.import_module(module)
-        for part in name.split("."):
-            found = getattr(found, part)
-    except (ImportError, AttributeError):
-        return False
-    return found is obj
 
 
 def data_sent_once(
@@ -75,7 +56,7 @@ def data_sent_once(
         "give it to the workers once, through the pool's initializer.",
     )
     expect(
-        _importable(log_prob_fn),
+        importable(log_prob_fn),
         f"{getattr(log_prob_fn, '__qualname__', log_prob_fn)!r} is defined in the notebook (__main__) or is not "
         "importable: a spawned worker starts a fresh Python and cannot find it. Use a function from a module, "
         "such as parallel_mcmc.pools.",
@@ -87,7 +68,7 @@ def data_sent_once(
         "(a module-level global only reaches workers made by fork): give an initializer and its initargs.",
     )
     expect(
-        _importable(initializer),
+        importable(initializer),
         f"The initializer {getattr(initializer, '__qualname__', initializer)!r} is not importable by a spawned "
         "worker (it is defined in the notebook); use one from a module, such as parallel_mcmc.pools.",
     )
