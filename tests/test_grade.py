@@ -20,7 +20,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -422,7 +421,7 @@ def test_forged_observations_are_refused_not_executed(forged):
 # --------------------------------------------------------------------------- the whole book
 
 
-def _zero_then_full_book(chapter: Path, book: Path) -> tuple[Path, Path, list[str]]:
+def _zero_then_full_book(chapter: Path, copy_root: Path) -> tuple[Path, Path, list[str]]:
     """A one-chapter copy of the book in which every exercise ``L`` is followed by a twin, ``L-solution``,
     with the same solution and checks; and a submission that answers only the twins, with the book's solutions.
 
@@ -446,7 +445,6 @@ def _zero_then_full_book(chapter: Path, book: Path) -> tuple[Path, Path, list[st
         cells.append(nbformat.v4.new_markdown_cell("```{solution-end}\n```"))
         cells += [nbformat.v4.new_code_cell(src) for src in ex.checks]
     nb.cells = cells
-    copy_root = Path(tempfile.mkdtemp(prefix="book-"))
     target = copy_root / chapter.relative_to(ROOT)
     target.parent.mkdir(parents=True)
     jupytext.write(nb, target, fmt="md:myst")
@@ -459,14 +457,14 @@ def _zero_then_full_book(chapter: Path, book: Path) -> tuple[Path, Path, list[st
 
 @pytest.mark.slow
 @pytest.mark.parametrize("chapter", exercise_chapters(ROOT), ids=lambda p: p.stem)
-def test_book_exercises_grade_zero_then_full(chapter):
+def test_book_exercises_grade_zero_then_full(chapter, tmp_path):
     """Every exercise of the book: the stub grades 0, the book's solution full marks.
 
     One grading run per chapter, in the sandbox, with the trusted judge and unseen inputs
     (see ``_zero_then_full_book``). Set ``COURSEWORK_STRICT=1`` to also grade the untouched
     edition and the solved one of the real chapter (two more runs per chapter).
     """
-    book, submission, labels = _zero_then_full_book(chapter, ROOT)
+    book, submission, labels = _zero_then_full_book(chapter, tmp_path)
     start = time.monotonic()
     report = grade_notebook(submission, cell_timeout=300, notebook_timeout=1200, book=book, hide=[ROOT])
     seconds = time.monotonic() - start
@@ -479,9 +477,8 @@ def test_book_exercises_grade_zero_then_full(chapter):
     print(f"{chapter.relative_to(ROOT)}: {len(labels)} exercise(s) graded in {seconds:.0f} s; {report.problems}")
     if os.environ.get("COURSEWORK_STRICT") == "1":
         edition = make_student_notebook(chapter, ROOT)
-        tmp = Path(tempfile.mkdtemp())
-        untouched = grade(tmp, ROOT, edition.notebook, "untouched.ipynb", cell_timeout=300, notebook_timeout=1200)
+        untouched = grade(tmp_path, ROOT, edition.notebook, "untouched.ipynb", cell_timeout=300, notebook_timeout=1200)
         assert untouched.score == 0 and untouched.total == len(labels), untouched
         answers = {e.label: list(e.solution_code) for e in edition.exercises}
-        solved = grade(tmp, ROOT, answered(edition.notebook, answers), "solved.ipynb", cell_timeout=300, notebook_timeout=1200)
+        solved = grade(tmp_path, ROOT, answered(edition.notebook, answers), "solved.ipynb", cell_timeout=300, notebook_timeout=1200)
         assert solved.score == solved.total == len(labels), solved

@@ -487,7 +487,7 @@ async def _execute(nb: nbformat.NotebookNode, cell_timeout: float, notebook_time
         restart = False
         # The kernel's own log (not the cells' output) would clutter the grades table: it goes to a file,
         # quoted only when the kernel fails to start.
-        log = open(job / f"kernel-{restarts}.log", "wb")  # noqa: SIM115 - closed below
+        log = open(job / f"kernel-{restarts}.log", "wb")  # noqa: SIM115, ASYNC230 - a local file, closed below
         try:
             async with client.async_setup_kernel(env=env, cleanup_kc=True, stderr=log, stdout=log):
                 if restarts:  # bring the new kernel to where the old one was, without the offending cells
@@ -517,7 +517,7 @@ async def _execute(nb: nbformat.NotebookNode, cell_timeout: float, notebook_time
                         problems.append(f"cell {i + 1} timed out and its kernel did not answer; a new kernel was started")
                         restart = True
                         break
-        except Exception as err:
+        except Exception as err:  # noqa: BLE001 - a kernel that cannot start is reported, not raised
             tail = (job / f"kernel-{restarts}.log").read_text(errors="replace").strip().splitlines()[-3:]
             problems.append(f"the kernel failed: {type(err).__name__}: {err}" + (f" ({' / '.join(tail)})" if tail else ""))
             return results
@@ -621,7 +621,7 @@ def grade_notebook(path: str | Path, cell_timeout: float = 300, notebook_timeout
     start = time.monotonic()
     try:
         sub = _read(path)
-    except Exception as err:
+    except Exception as err:  # noqa: BLE001 - an unreadable file is a grade, not a crash
         return NotebookReport(str(path), None, [], 0.0, [f"cannot read the notebook: {type(err).__name__}: {err}"])
     if book is None:
         return NotebookReport(str(path), None, [], 0.0, ["no book to grade against: pass --book PATH"])

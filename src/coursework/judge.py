@@ -65,7 +65,7 @@ def judge_check(item: dict, devices: int | None, seed: int) -> dict:
         kwargs = {str(k): decode(v, devices, records) for k, v in obs.get("kwargs", [])}
     except ForgedData as err:
         return _failure(label, err)
-    except Exception as err:
+    except Exception as err:  # noqa: BLE001 - a value the judge cannot rebuild is the submission's problem
         return _verdict(label, "error", f"the observed values could not be read back ({type(err).__name__}: {err})")
     literals = item.get("literals") or {}
     for index, value in (literals.get("args") or {}).items():
@@ -78,13 +78,13 @@ def judge_check(item: dict, devices: int | None, seed: int) -> dict:
     with contextlib.redirect_stdout(io.StringIO()):
         try:
             check(*args, **kwargs)
-        except (Exception, ForgedData) as err:
+        except (Exception, ForgedData) as err:  # noqa: BLE001 - every failure is a verdict
             return _failure(label, err)
         extra = references.unseen(f"{module}.{function}", seed)
         if extra:
             try:
                 check(*args, **{**kwargs, **extra})
-            except (Exception, ForgedData) as err:
+            except (Exception, ForgedData) as err:  # noqa: BLE001 - every failure is a verdict
                 return _failure(label, err, "On inputs the notebook does not show: ")
     return _verdict(label, "passed")
 
