@@ -64,7 +64,7 @@ def my_chains(fn: Callable[[int, int, int], Any], cases: Sequence[tuple[tuple[in
             continue
         except NotImplementedError:
             raise
-        except Exception as err:
+        except Exception as err:  # noqa: BLE001 - the wrong kind of error, reported with its type
             raise AssertionError(
                 f"{where} raised {type(err).__name__}: {err}. {num_chains} chains cannot be split evenly over "
                 f"{num_processes} processes, but say so with a ValueError."
