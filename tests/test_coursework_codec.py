@@ -27,8 +27,10 @@ def round_trip(value, recorders=None):
 
 
 def test_plain_values_and_containers_come_back():
-    value = {"a": (1, 2.5, None, "x", float("inf")), "b": [np.arange(3), np.float32(0.5)], 3: {1, 2}}
+    value = {"a": (1, 2.5, None, "x", float("inf")), "b": [np.arange(3), np.float32(0.5)], 3: {1, 2},
+             "stub": ..., "other": object()}
     back = round_trip(value)
+    assert back["stub"] is Ellipsis and type(back["other"]).__name__ == "object"
     assert back["a"][:4] == (1, 2.5, None, "x") and back["a"][4] == float("inf")
     np.testing.assert_array_equal(back["b"][0], np.arange(3))
     assert back["b"][1].dtype == np.float32 and back[3] == {1, 2}

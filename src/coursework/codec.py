@@ -252,6 +252,11 @@ def decode(data: Any, devices: Any = None, records: dict | None = None, depth: i
         _need(isinstance(ident, int), "bad function id")
         record = (records or {}).get(str(ident), {})
         return Replay(ident, str(data.get("name", "function"))[:200], bool(data.get("picklable", True)), record, devices)
-    if kind == "opaque":
-        return _Opaque(str(data.get("type", "object"))[:200], str(data.get("repr", ""))[:200])
+    if kind == "ellipsis":
+        return Ellipsis
+    if kind == "opaque":  # an instance of a class of its own, named like the original's type
+        type_name = str(data.get("type", "object"))[:200]
+        short = type_name.rsplit(".", 1)[-1]
+        cls = type(short if short.isidentifier() else "object", (_Opaque,), {})
+        return cls(type_name, str(data.get("repr", ""))[:200])
     raise ForgedData(f"unknown kind of value {kind!r}")

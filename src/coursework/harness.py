@@ -100,6 +100,8 @@ def encode(value: Any, recorders: dict | None = None, depth: int = 0) -> Any:
     jax = _jax()
     if value is None or isinstance(value, (bool, str)):
         return value
+    if value is Ellipsis:  # an unanswered stub
+        return {"kind": "ellipsis"}
     if isinstance(value, int):
         return value if abs(value) < 2**53 else {"kind": "bigint", "value": str(value)}
     if isinstance(value, float):

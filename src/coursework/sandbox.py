@@ -15,7 +15,7 @@
 - as the unprivileged user ``nobody`` (when the grader runs as root; otherwise in
   a user namespace, as the grader's own user, with the same mounts), without
   new privileges;
-- with limits: CPU seconds, file size, open files, address space, no core dumps;
+- with limits: CPU seconds, file size, open files, address space, processes, no core dumps;
 - under a small first process that reaps orphans (the kernel is not process 1).
 
 The second half, run as ``python -m coursework.sandbox ...`` inside the new
@@ -40,6 +40,7 @@ __all__ = ["command", "available", "main"]
 
 USER = "nobody"
 GROUP = "nogroup"
+PROCESSES = 4096  # processes and threads the user nobody may have (JAX starts dozens of threads per process)
 
 
 def available() -> str | None:
@@ -114,6 +115,8 @@ def _enter(job: Path, hide: list[Path], keep: list[Path], chown: list[Path], cpu
     resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
     if memory:
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    if root:  # processes and threads of the user nobody: a fork bomb stops here
+        resource.setrlimit(resource.RLIMIT_NPROC, (PROCESSES, PROCESSES))
     if root:
         argv = ["setpriv", f"--reuid={USER}", f"--regid={GROUP}", "--clear-groups", "--no-new-privs",
                 "--inh-caps=-all", "--bounding-set=-all", "--", *argv]
