@@ -232,6 +232,14 @@ def test_kernel_that_kills_itself_is_reported(toy, tmp_path):
     assert any("kernel died" in p for p in report.problems)
 
 
+def test_memory_hog_costs_only_its_own_exercise(toy, tmp_path):
+    book, nb = toy
+    hog = "import os\nblock = bytearray(2 * os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES'))\n" + RIGHT_CHAINS
+    report = grade(tmp_path, book, answered(nb, {"ex-toy-chains": [hog], "ex-toy-combine": [RIGHT_COMBINE]}))
+    assert statuses(report) == {"ex-toy-chains": "error", "ex-toy-combine": "passed"}
+    assert "MemoryError" in messages(report)["ex-toy-chains"]
+
+
 def test_notebook_time_limit_marks_the_rest(toy, tmp_path):
     book, nb = toy
     sub = answered(nb, {"ex-toy-chains": ["import time\ntime.sleep(600)"], "ex-toy-combine": [RIGHT_COMBINE]})

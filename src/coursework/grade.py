@@ -75,7 +75,9 @@ __all__ = ["ExerciseResult", "NotebookReport", "grade_notebook", "grade", "main"
 
 _TIMEOUT_ENAME = "GraderCellTimeout"
 SUBMISSION_LIMIT_BYTES = 50 * 2**20  # a larger file is not read
-MEMORY_BYTES = 48 * 2**30  # address space of the kernel (JAX reserves much more than it uses)
+# Address space of each process of the submission: the machine's memory (JAX reserves more than it uses,
+# so a tighter bound would stop the chapters themselves).
+MEMORY_BYTES = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 STATUSES = ("passed", "failed", "error", "timeout", "ungraded")
 
 
