@@ -197,3 +197,9 @@ def test_vectorized_on_unseen_points_with_the_reference(batched):
     check.vectorized_log_prob(lambda th: np.asarray(batched(th)), cases=[case])
     with pytest.raises(AssertionError, match="differ from the expected"):
         check.vectorized_log_prob(lambda th: np.asarray(batched(th)) + 3.0, cases=[case])
+
+
+def test_data_sent_once_rejects_an_unreasonable_pool(data):
+    kwargs = {"processes": 10**6, "initializer": pools.set_worker_data, "initargs": (data,)}
+    with pytest.raises(AssertionError, match="a few workers"):
+        check.data_sent_once(pools.log_prob_worker_data, kwargs, data)

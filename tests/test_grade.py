@@ -415,6 +415,8 @@ def test_the_sandbox_hides_the_book_and_the_grader(tmp_path):
 @pytest.mark.parametrize("forged", [
     {"kind": "ref", "module": "os", "qualname": "system"},
     {"kind": "ref", "module": "parallel_mcmc.exercises", "qualname": "__builtins__"},
+    {"kind": "ref", "module": "parallel_mcmc.pools", "qualname": "np.save"},  # imported there, not defined
+    {"kind": "ref", "module": "parallel_mcmc.pools", "qualname": "_private"},
     {"kind": "dataclass", "module": "subprocess", "qualname": "Popen", "fields": []},
     {"kind": "ndarray", "dtype": "object", "shape": [1], "data": [0]},
     {"kind": "ndarray", "dtype": "float64", "shape": [3], "data": [1.0]},
@@ -424,6 +426,17 @@ def test_the_sandbox_hides_the_book_and_the_grader(tmp_path):
 def test_forged_observations_are_refused_not_executed(forged):
     with pytest.raises(ForgedData):
         decode(forged)
+
+
+def test_functions_the_judge_will_not_run_for_a_submission():
+    """A pool initializer naming a process launcher, with arguments the submission chose, never runs."""
+    launcher = decode({"kind": "ref", "module": "parallel_mcmc.processes", "qualname": "run_processes"})
+    with pytest.raises(ForgedData, match="does not run"):
+        launcher("/tmp/evil.py", 1, 5.0)
+    allowed = decode({"kind": "ref", "module": "parallel_mcmc.pools", "qualname": "log_prob_with_data"})
+    from parallel_mcmc import pools
+
+    assert allowed is pools.log_prob_with_data
 
 
 # --------------------------------------------------------------------------- the whole book

@@ -177,14 +177,39 @@ def _jax_array(data: dict):
     return out
 
 
+# The helper package's modules whose functions and classes the judge may call with values a submission chose
+# (as a pool's initializer, say): pure functions of their arguments. Anything else named by a submission
+# becomes a stand-in that refuses to run.
+CALLABLE_MODULES = ("parallel_mcmc.pools", "parallel_mcmc.models", "parallel_mcmc.timing", "parallel_mcmc.costmodel")
+
+
+class _Refused:
+    """A function of the helper package the judge will not run on a submission's behalf."""
+
+    def __init__(self, module: str, qualname: str) -> None:
+        self.__module__, self.__qualname__, self.__name__ = module, qualname, qualname.rsplit(".", 1)[-1]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise ForgedData(f"the judge does not run {self.__module__}.{self.__qualname__} for a submission")
+
+    def __reduce__(self):
+        raise TypeError(f"{self.__qualname__} is not run by the grader")
+
+
 def _ref(data: dict) -> Any:
+    """A function or class of the helper package, by name: only one defined where it is named, and only
+    from :data:`CALLABLE_MODULES`; other names of the package give a :class:`_Refused` stand-in."""
     module, qualname = str(data.get("module", "")), str(data.get("qualname", ""))
-    _need(module.startswith("parallel_mcmc.") and all(p.isidentifier() for p in qualname.split(".")),
-          f"only the helper package's functions are looked up by name, not {module}.{qualname}")
+    _need(module.startswith("parallel_mcmc.") and all(p.isidentifier() and not p.startswith("_") for p in qualname.split(".")),
+          f"only the helper package's public functions are looked up by name, not {module}.{qualname}")
+    if not any(module == m or module.startswith(m + ".") for m in CALLABLE_MODULES):
+        return _Refused(module, qualname)
     found: Any = importlib.import_module(module)
     for part in qualname.split("."):
-        _need(not part.startswith("__"), "no dunder look-ups")
-        found = getattr(found, part)
+        found = getattr(found, part, None)
+    _need(found is not None and getattr(found, "__module__", None) == module
+          and getattr(found, "__qualname__", None) == qualname,
+          f"{module}.{qualname} is not defined there (only what a module defines is looked up, not what it imports)")
     return found
 
 

@@ -74,6 +74,11 @@ def data_sent_once(
     )
     unknown = set(pool_kwargs) - {"processes", "initializer", "initargs", "maxtasksperchild"}
     expect(not unknown, f"Unknown Pool keyword argument(s) {sorted(unknown)}; Pool takes processes, initializer, initargs.")
+    workers = pool_kwargs.get("processes")
+    expect(
+        workers is None or isinstance(workers, int) and not isinstance(workers, bool) and 1 <= workers <= 8,
+        f"processes={workers!r}: give the pool a few workers as a whole number (the exercise asks for two).",
+    )
 
     rng = np.random.default_rng(3)
     ndim = min(data.shape[1], 5) if data.ndim == 2 else 5
