@@ -550,7 +550,7 @@ def _read_observation(path: Path) -> Any:
         if not path.is_file() or path.is_symlink() or path.stat().st_size > LIMIT_BYTES:
             return None
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested too deep to be the harness's
         return None
 
 
