@@ -232,6 +232,14 @@ def test_kernel_that_kills_itself_is_reported(toy, tmp_path):
     assert any("kernel died" in p for p in report.problems)
 
 
+def test_endless_output_is_cut_and_the_rest_graded(toy, tmp_path):
+    book, nb = toy
+    flood = "import sys\nwhile True:\n    sys.stdout.write('x' * 100000 + '\\n')"
+    report = grade(tmp_path, book, answered(nb, {"ex-toy-chains": [flood], "ex-toy-combine": [RIGHT_COMBINE]}),
+                   cell_timeout=8)
+    assert statuses(report) == {"ex-toy-chains": "timeout", "ex-toy-combine": "passed"}
+
+
 def test_memory_hog_costs_only_its_own_exercise(toy, tmp_path):
     book, nb = toy
     hog = "import os\nblock = bytearray(2 * os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES'))\n" + RIGHT_CHAINS

@@ -416,6 +416,22 @@ def _kernel_env(job: Path) -> dict[str, str]:
     }
 
 
+OUTPUT_LIMIT = 2**20  # characters of output kept per cell; the grade never reads outputs
+
+
+class _BoundedClient(NotebookClient):
+    """A notebook client that keeps at most :data:`OUTPUT_LIMIT` characters of each cell's output,
+    so that a submission printing without end cannot fill the grader's memory."""
+
+    def output(self, outs, msg, display_id, cell_index):  # noqa: D102 - nbclient's hook
+        kept = self.__dict__.setdefault("_kept", {})
+        size = len(str(msg.get("content", "")))
+        if kept.get(cell_index, 0) + size > OUTPUT_LIMIT:
+            return None
+        kept[cell_index] = kept.get(cell_index, 0) + size
+        return super().output(outs, msg, display_id, cell_index)
+
+
 def _outcome(cell: nbformat.NotebookNode, seconds: float) -> _CellResult:
     for out in cell.get("outputs", []):
         if out.get("output_type") == "error":
@@ -479,7 +495,7 @@ async def _execute(nb: nbformat.NotebookNode, cell_timeout: float, notebook_time
         # ZeroMQ over Unix sockets in the scratch folder: the kernel has no network to listen on.
         km = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=spec_manager, transport="ipc",
                                 ip=str(cwd / f"kernel-{restarts}"), connection_file=str(cwd / f"kernel-{restarts}.json"))
-        client = NotebookClient(
+        client = _BoundedClient(
             nb, km=km, kernel_name="python3", allow_errors=True, interrupt_on_timeout=True,
             error_on_timeout={"ename": _TIMEOUT_ENAME, "evalue": "the cell ran out of time", "traceback": []},
             on_cell_executed=remember,
