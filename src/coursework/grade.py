@@ -423,7 +423,7 @@ class _BoundedClient(NotebookClient):
     """A notebook client that keeps at most :data:`OUTPUT_LIMIT` characters of each cell's output,
     so that a submission printing without end cannot fill the grader's memory."""
 
-    def output(self, outs, msg, display_id, cell_index):  # noqa: D102 - nbclient's hook
+    def output(self, outs, msg, display_id, cell_index):
         kept = self.__dict__.setdefault("_kept", {})
         size = len(str(msg.get("content", "")))
         if kept.get(cell_index, 0) + size > OUTPUT_LIMIT:
