@@ -85,17 +85,43 @@ def test_spread_accepts_shard_map(setup, capsys):
     assert "correct" in capsys.readouterr().out
 
 
+def _by_hand(nuts, mesh, inner):
+    """The exercise's shard_map written out, each device's chains run with ``inner`` (lax.map or vmap)."""
+    def chain_loop(key, state):
+        def one_draw(state, k):
+            state, _ = nuts.step(k, state)
+            return state, state.position
+
+        return jax.lax.scan(one_draw, state, jax.random.split(key, NUM_DRAWS))[1]
+
+    def block(keys, states):
+        if inner == "map":
+            return jax.lax.map(lambda ks: chain_loop(*ks), (keys, states))
+        return jax.vmap(chain_loop)(keys, states)
+
+    return jax.jit(jax.shard_map(block, mesh=mesh, in_specs=(P("chains"), P("chains")), out_specs=P("chains"),
+                                 check_vma=False))
+
+
 def test_spread_looks_at_how_the_chains_run(setup, capsys):
     nuts, keys, states, mesh, reference = setup
     placed = jax.device_put((keys, states), NamedSharding(mesh, P("chains")))
-    independent = ch.shard_map_runner(nuts.step, NUM_DRAWS, mesh, inner="map")
-    positions, _ = independent(*placed)
-    check.spread_chains(positions, reference, independent, placed)
+    independent = _by_hand(nuts, mesh, "map")
+    check.spread_chains(independent(*placed), reference, independent, placed)
     assert "one after another" in capsys.readouterr().out
-    lockstep = ch.shard_map_runner(nuts.step, NUM_DRAWS, mesh, inner="vmap")
-    same_draws, _ = lockstep(*placed)  # lockstep gives the same draws: only the program tells them apart
+    lockstep = _by_hand(nuts, mesh, "vmap")
+    same_draws = lockstep(*placed)  # lockstep gives the same draws: only the program tells them apart
     with pytest.raises(AssertionError, match="run in lockstep"):
         check.spread_chains(same_draws, reference, lockstep, placed)
+
+
+def test_spread_rejects_the_books_runner(setup):
+    nuts, keys, states, mesh, reference = setup
+    placed = jax.device_put((keys, states), NamedSharding(mesh, P("chains")))
+    runner = ch.shard_map_runner(nuts.step, NUM_DRAWS, mesh, inner="map")
+    positions, _ = runner(*placed)
+    with pytest.raises(AssertionError, match="one of the book's runners"):
+        check.spread_chains(positions, reference, runner, placed)
 
 
 def test_spread_names_a_failure_while_tracing(setup):

@@ -59,10 +59,11 @@ class Replay:
 
     coursework_stands_for = "callable"
 
-    def __init__(self, ident: int, name: str, picklable: bool, record: dict, devices: Any) -> None:
-        self.id, self.name, self.picklable = ident, name, picklable
+    def __init__(self, ident: int, name: str, picklable: bool, record: dict, devices: Any,
+                 module: str = "__main__") -> None:
+        self.id, self.name, self.picklable, self.module = ident, name, picklable, module
         self.__qualname__ = self.__name__ = name
-        self.__module__ = "__main__"
+        self.__module__ = module
         self._calls = record.get("calls", {}) if isinstance(record, dict) else {}
         self._programs = record.get("programs", {}) if isinstance(record, dict) else {}
         self._devices = devices
@@ -276,7 +277,8 @@ def decode(data: Any, devices: Any = None, records: dict | None = None, depth: i
         ident = data.get("id")
         _need(isinstance(ident, int), "bad function id")
         record = (records or {}).get(str(ident), {})
-        return Replay(ident, str(data.get("name", "function"))[:200], bool(data.get("picklable", True)), record, devices)
+        return Replay(ident, str(data.get("name", "function"))[:200], bool(data.get("picklable", True)), record, devices,
+                      str(data.get("module", "__main__"))[:200])
     if kind == "ellipsis":
         return Ellipsis
     if kind == "opaque":  # an instance of a class of its own, named like the original's type

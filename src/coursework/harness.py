@@ -107,7 +107,8 @@ def encode(value: Any, recorders: dict | None = None, depth: int = 0) -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else {"kind": "float", "value": repr(value)}
     if getattr(type(value), "coursework_stands_for", None) == "callable":  # a Recorder, or the judge's Replay
-        return {"kind": "callable", "id": value.id, "name": value.name, "picklable": value.picklable}
+        return {"kind": "callable", "id": value.id, "name": value.name, "module": value.module,
+                "picklable": value.picklable}
     if isinstance(value, np.generic):
         return {"kind": "npscalar", **_array(np.asarray(value))}
     if isinstance(value, np.ndarray):
@@ -204,6 +205,7 @@ class Recorder:
     def __init__(self, fn: Any, ident: int) -> None:
         self.fn, self.id = fn, ident
         self.name = str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__)
+        self.module = str(getattr(fn, "__module__", None) or "__main__")
         try:
             pickle.dumps(fn)
             self.picklable = True

@@ -115,6 +115,11 @@ def spread_chains(positions: Any, reference: Mapping[str, Any], spread: Callable
             )
     if spread is not None:
         expect(callable(spread), "`spread` should be the function you ran (spread(keys, states)), not its result.")
+        expect(
+            getattr(spread, "__module__", None) != "parallel_mcmc.chains",
+            "`spread` is one of the book's runners (parallel_mcmc.chains); the exercise is to write the shard_map "
+            "and the loop over each device's chains yourself.",
+        )
         program = traced_program(spread, tuple(inputs), "spread(keys, states)")
         num_chains = next(iter(reference.values())).shape[0]
         draws = num_draws if num_draws is not None else next(iter(reference.values())).shape[1]
