@@ -331,6 +331,7 @@ def test_forged_metadata_and_cells_are_graded_against_the_book(toy, tmp_path):
     assert report.source == "chapters/toy/toy.md"
     assert statuses(report) == {"ex-toy-chains": "failed", "ex-toy-combine": "passed"}
     assert any("metadata says it comes from 'chapters/elsewhere.md'" in p for p in report.problems)
+    assert all("the book's check was run" in e.notes[0] for e in report.exercises)
 
 
 def test_answers_that_only_know_the_chapters_inputs_fail(toy, tmp_path):

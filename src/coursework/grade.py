@@ -220,6 +220,22 @@ def _match_chapter(nb: nbformat.NotebookNode, book: Path) -> tuple[Path | None, 
     return chapters[best], notes
 
 
+def _edited_checks(nb: nbformat.NotebookNode, checks: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Notes for the exercises whose check cells the submission changed or dropped (the book's run anyway)."""
+    _, roles, _ = _structure(nb)
+    have: dict[str, list[str]] = {}
+    for i, (label, role) in sorted(roles.items()):
+        if role == "check":
+            have.setdefault(label, []).append(nb.cells[i].source)
+    notes: dict[str, list[str]] = {}
+    for label, sources in checks.items():
+        if not sources or have.get(label) == sources:
+            continue
+        what = "edited" if have.get(label) else "missing"
+        notes[label] = [f"the check cell was {what} in the submission; the book's check was run"]
+    return notes
+
+
 def _answers(nb: nbformat.NotebookNode, given: set[str]) -> dict[str, list[str]]:
     """The learner's answer cells per exercise: code cells between its statement and its check,
     except those that are the chapter's own cells unchanged."""
@@ -322,11 +338,13 @@ def _devices(edition_nb: nbformat.NotebookNode) -> int | None:
 
 
 def _assemble(sub: nbformat.NotebookNode, chapter: Path, book: Path, work: Path,
-              seed: int) -> tuple[nbformat.NotebookNode, dict[str, list[tuple[_CheckCall, Path, int]]], list[str], int | None]:
+              seed: int) -> tuple[nbformat.NotebookNode, dict[str, list[tuple[_CheckCall, Path, int]]], list[str],
+                                  int | None, dict[str, list[str]]]:
     """The notebook to run: the book's student edition with the learner's answers in place of the stubs.
 
     Returns it, the check calls per exercise (with where each observation is written and its seed),
-    the labels of exercises without a check the grader can run, and the chapter's device count.
+    the labels of exercises without a check the grader can run, the chapter's device count and notes
+    on check cells the submission changed.
     """
     edition = make_student_notebook(chapter, book)
     given = {c.source for c in edition.notebook.cells if c.cell_type == "code"
@@ -382,7 +400,8 @@ def _assemble(sub: nbformat.NotebookNode, chapter: Path, book: Path, work: Path,
     nb.cells = cells
     for n, cell in enumerate(nb.cells):
         cell["id"] = f"graded-{n}"
-    return nb, checks, [lab for lab in unchecked if lab not in checks], _devices(edition.notebook)
+    notes = _edited_checks(sub, {e.label: list(e.checks) for e in edition.exercises})
+    return nb, checks, [lab for lab in unchecked if lab not in checks], _devices(edition.notebook), notes
 
 
 # --------------------------------------------------------------------------- execution
@@ -659,7 +678,7 @@ def grade_notebook(path: str | Path, cell_timeout: float = 300, notebook_timeout
         book_src = book / "src" if (book / "src" / "parallel_mcmc").is_dir() else Path(__file__).resolve().parents[1]
         shutil.copytree(book_src / "parallel_mcmc", lib / "parallel_mcmc",
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        nb, checks, unchecked, devices = _assemble(sub, chapter, book, work, seed)
+        nb, checks, unchecked, devices, notes = _assemble(sub, chapter, book, work, seed)
         edition = copy.deepcopy(nb)
         edition_file = work / Path(source).with_suffix(".ipynb").name
         nbformat.write(make_student_notebook(chapter, book).notebook, edition_file)
@@ -691,6 +710,7 @@ def grade_notebook(path: str | Path, cell_timeout: float = 300, notebook_timeout
             result = ExerciseResult(label, "ungraded", "this exercise has no check the grader can run: grade it by hand")
         else:
             result = _judge(label, cells, results, by_label.get(label, []), errors, cell_timeout)
+        result.notes = notes.get(label, [])
         exercises.append(result)
     return NotebookReport(str(path), source, exercises, time.monotonic() - start, problems)
 
