@@ -55,14 +55,14 @@ format: $(STAMP)
 
 # The student edition: every chapter with exercises, solutions replaced by stubs, in _build/student/.
 student: $(STAMP)
-	$(PY) -m parallel_mcmc.student
+	$(PY) -m coursework.student
 
 # Grade submitted notebooks: make grade SUBMISSIONS="a.ipynb b.ipynb" [GRADE_ARGS="--json grades.json"]
 SUBMISSIONS ?=
 GRADE_ARGS ?= --json _build/grades.json
 grade: $(STAMP)
 	@test -n "$(SUBMISSIONS)" || { echo 'usage: make grade SUBMISSIONS="a.ipynb b.ipynb" [GRADE_ARGS="--json grades.json --cell-timeout 300 --timeout 1800"]'; exit 2; }
-	$(PY) -m parallel_mcmc.grade $(GRADE_ARGS) $(SUBMISSIONS)
+	$(PY) -m coursework.grade $(GRADE_ARGS) $(SUBMISSIONS)
 
 $(LAB)/.installed: requirements-lab.txt requirements.txt
 	@test -x $(LAB)/bin/python || $(PYTHON) -m venv $(LAB)

@@ -10,9 +10,9 @@ import pytest
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from coursework.references import lockstep_efficiency
 from parallel_mcmc import chains as ch
 from parallel_mcmc.exercises import chains as check
-from parallel_mcmc.lockstep import lockstep_efficiency
 from parallel_mcmc.models import normal
 from parallel_mcmc.timing import Timing
 
@@ -23,8 +23,26 @@ def test_efficiency_accepts_the_solution(capsys):
     assert "correct" in capsys.readouterr().out
 
 
-def test_efficiency_accepts_the_helper():
+def test_efficiency_accepts_the_reference_and_jnp():
     check.lockstep_efficiency(lockstep_efficiency)
+    check.lockstep_efficiency(lambda s: jnp.sum(s) / (s.shape[0] * jnp.max(s, axis=0).sum()))  # a 0-d float32 array
+
+
+def test_efficiency_on_unseen_cases_with_the_reference():
+    steps = np.array([[2, 9], [4, 1], [8, 8]])
+    check.lockstep_efficiency(lockstep_efficiency, cases=[(steps, lockstep_efficiency(steps))])
+    with pytest.raises(AssertionError, match=r"expected 0\.6"):
+        check.lockstep_efficiency(lambda s: 0.5, cases=[(steps, lockstep_efficiency(steps))])
+
+
+def test_efficiency_names_the_learners_own_exception():
+    def broken(steps):
+        raise KeyError("chain 3")
+
+    with pytest.raises(AssertionError, match=r"raised KeyError: 'chain 3'"):
+        check.lockstep_efficiency(broken)
+    with pytest.raises(AssertionError, match=r"raised ValueError: \(no message\)"):
+        check.lockstep_efficiency(lambda s: (_ for _ in ()).throw(ValueError()))
 
 
 @pytest.mark.parametrize("wrong, message", [
@@ -65,6 +83,65 @@ def test_spread_accepts_shard_map(setup, capsys):
     positions, _ = ch.shard_map_runner(nuts.step, NUM_DRAWS, mesh)(*placed)
     check.spread_chains(positions, reference)
     assert "correct" in capsys.readouterr().out
+
+
+def _by_hand(nuts, mesh, inner):
+    """The exercise's shard_map written out, each device's chains run with ``inner`` (lax.map or vmap)."""
+    def chain_loop(key, state):
+        def one_draw(state, k):
+            state, _ = nuts.step(k, state)
+            return state, state.position
+
+        return jax.lax.scan(one_draw, state, jax.random.split(key, NUM_DRAWS))[1]
+
+    def block(keys, states):
+        if inner == "map":
+            return jax.lax.map(lambda ks: chain_loop(*ks), (keys, states))
+        return jax.vmap(chain_loop)(keys, states)
+
+    return jax.jit(jax.shard_map(block, mesh=mesh, in_specs=(P("chains"), P("chains")), out_specs=P("chains"),
+                                 check_vma=False))
+
+
+def test_spread_looks_at_how_the_chains_run(setup, capsys):
+    nuts, keys, states, mesh, reference = setup
+    placed = jax.device_put((keys, states), NamedSharding(mesh, P("chains")))
+    independent = _by_hand(nuts, mesh, "map")
+    check.spread_chains(independent(*placed), reference, independent, placed)
+    assert "one after another" in capsys.readouterr().out
+    lockstep = _by_hand(nuts, mesh, "vmap")
+    same_draws = lockstep(*placed)  # lockstep gives the same draws: only the program tells them apart
+    with pytest.raises(AssertionError, match="run in lockstep"):
+        check.spread_chains(same_draws, reference, lockstep, placed)
+
+
+def test_spread_rejects_the_books_runner(setup):
+    nuts, keys, states, mesh, reference = setup
+    placed = jax.device_put((keys, states), NamedSharding(mesh, P("chains")))
+    runner = ch.shard_map_runner(nuts.step, NUM_DRAWS, mesh, inner="map")
+    positions, _ = runner(*placed)
+    with pytest.raises(AssertionError, match="one of the book's runners"):
+        check.spread_chains(positions, reference, runner, placed)
+
+
+def test_spread_names_a_failure_while_tracing(setup):
+    nuts, keys, states, mesh, reference = setup
+    placed = jax.device_put((keys, states), NamedSharding(mesh, P("chains")))
+    positions, _ = ch.shard_map_runner(nuts.step, NUM_DRAWS, mesh)(*placed)
+
+    def concrete(keys, states):
+        if keys.shape[0] > float(jnp.sum(states.position["loc"])):  # a Python float() of a tracer
+            return positions
+        return positions
+
+    with pytest.raises(AssertionError, match="failed while JAX traced it: ConcretizationTypeError"):
+        check.spread_chains(positions, reference, jax.jit(concrete), placed)
+
+    def own_bug(keys, states):
+        raise RuntimeError("forgot the mesh")
+
+    with pytest.raises(AssertionError, match="raised RuntimeError: forgot the mesh"):
+        check.spread_chains(positions, reference, own_bug, placed)
 
 
 def test_spread_rejects_one_device(setup):

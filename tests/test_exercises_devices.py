@@ -19,7 +19,7 @@ def test_ideal_speedup_accepts_the_minimum(capsys):
     (lambda n, c: c, "at most"),
     (lambda n, c: max(n, c), "core count|device count"),
     (lambda n, c: n / c, "expected"),
-    (lambda n, c: "2", "should return a number"),
+    (lambda n, c: "2", "should return one number"),
 ])
 def test_ideal_speedup_rejects_wrong_formulas(wrong, message):
     with pytest.raises(AssertionError, match=message):
@@ -60,3 +60,18 @@ def test_placement_rejects_a_numpy_array():
     v = jnp.linspace(0.0, 1.0, 5)
     with pytest.raises(AssertionError, match="jax.Array"):
         check.placed_on_last_device(list(v), v)
+
+
+def test_ideal_speedup_accepts_jnp_and_names_own_errors(capsys):
+    import jax.numpy as jnp
+
+    check.ideal_speedup(lambda n, c: jnp.minimum(n, c).astype(jnp.float32))  # a 0-d float32 array
+    assert "ideal_speedup: correct" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match=r"ideal_speedup\(1, 1\) raised NameError: name 'cores' is not defined"):
+        check.ideal_speedup(lambda n, c: min(n, cores))  # noqa: F821 - the learner's own mistake
+
+
+def test_ideal_speedup_on_unseen_cases():
+    check.ideal_speedup(min, cases=[((12, 5), 5), ((5, 12), 5)])
+    with pytest.raises(AssertionError, match="the device count"):
+        check.ideal_speedup(lambda n, c: n, cases=[((12, 5), 5)])

@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import pytest
 
+from coursework.references import log_prob_noise as reference_log_prob_noise
 from parallel_mcmc import mpi, pools
 from parallel_mcmc.exercises import ensemble as check
 from parallel_mcmc.models import sinusoid
@@ -135,7 +136,7 @@ def test_vectorized_rejects_jax_array(batched):
 
 
 def test_vectorized_rejects_column(batched):
-    with pytest.raises(AssertionError, match=r"shape \(16, 1\)"):
+    with pytest.raises(AssertionError, match=r"shape \(6, 1\)"):
         check.vectorized_log_prob(lambda th: np.asarray(batched(th))[:, None])
 
 
@@ -146,7 +147,7 @@ def test_vectorized_rejects_sum_over_walkers(batched):
 
 def test_vectorized_rejects_missing_prior():
     def no_prior(th):
-        out = check.reference_log_prob_noise(th)
+        out = reference_log_prob_noise(th)
         th = np.asarray(th)
         t, y = sinusoid.data()
         resid = y - (th[:, 0, None] * np.sin(2 * np.pi * th[:, 1, None] * t + th[:, 2, None]) + th[:, 3, None])
@@ -159,18 +160,18 @@ def test_vectorized_rejects_missing_prior():
 def test_vectorized_rejects_missing_normalisation():
     with pytest.raises(AssertionError, match="n\\*log\\(sigma\\)"):
         check.vectorized_log_prob(
-            lambda th: check.reference_log_prob_noise(th) + sinusoid.NUM_POINTS * np.asarray(th)[:, 4]
+            lambda th: reference_log_prob_noise(th) + sinusoid.NUM_POINTS * np.asarray(th)[:, 4]
         )
 
 
 def test_vectorized_rejects_known_sigma():
     def known_sigma(th):
-        out = check.reference_log_prob_noise(th)
+        out = reference_log_prob_noise(th)
         fixed = np.array(th, dtype=float)
         fixed[:, 4] = np.log(sinusoid.NOISE_SCALE)
-        return np.where(np.isfinite(out), check.reference_log_prob_noise(fixed), -np.inf)
+        return np.where(np.isfinite(out), reference_log_prob_noise(fixed), -np.inf)
 
-    with pytest.raises(AssertionError, match="differ from the reference"):
+    with pytest.raises(AssertionError, match="differ from the expected"):
         check.vectorized_log_prob(known_sigma)
 
 
@@ -178,4 +179,27 @@ def test_reference_matches_model_at_true_sigma():
     thetas = sinusoid.initial_walkers(8)
     full = np.column_stack([thetas, np.full(8, np.log(sinusoid.NOISE_SCALE))])
     want = np.array([sinusoid.log_prob(th) for th in thetas]) - sinusoid.NUM_POINTS * np.log(sinusoid.NOISE_SCALE)
-    np.testing.assert_allclose(check.reference_log_prob_noise(full), want, rtol=1e-10)
+    np.testing.assert_allclose(reference_log_prob_noise(full), want, rtol=1e-10)
+
+
+def test_mpi_command_names_swapped_arguments_and_own_errors():
+    with pytest.raises(AssertionError, match=r"the arguments are \(script, workers\)"):
+        check.mpi_command(lambda script, workers: [mpi.find_mpiexec(), "-n", "3", sys.executable, str(workers)])
+    with pytest.raises(AssertionError, match="raised FileNotFoundError: no mpiexec"):
+        check.mpi_command(lambda s, w: (_ for _ in ()).throw(FileNotFoundError("no mpiexec")))
+
+
+def test_vectorized_on_unseen_points_with_the_reference(batched):
+    rng = np.random.default_rng(5)
+    truth = np.append(sinusoid.TRUE_PARAMS, np.log(sinusoid.NOISE_SCALE))
+    thetas = truth + 1e-3 * rng.normal(size=(7, 5))
+    case = (thetas, reference_log_prob_noise(thetas))
+    check.vectorized_log_prob(lambda th: np.asarray(batched(th)), cases=[case])
+    with pytest.raises(AssertionError, match="differ from the expected"):
+        check.vectorized_log_prob(lambda th: np.asarray(batched(th)) + 3.0, cases=[case])
+
+
+def test_data_sent_once_rejects_an_unreasonable_pool(data):
+    kwargs = {"processes": 10**6, "initializer": pools.set_worker_data, "initargs": (data,)}
+    with pytest.raises(AssertionError, match="a few workers"):
+        check.data_sent_once(pools.log_prob_worker_data, kwargs, data)

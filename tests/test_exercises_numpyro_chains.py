@@ -89,3 +89,51 @@ def test_gaussian_consensus_accepts_the_product(capsys):
 def test_gaussian_consensus_rejects_wrong_answers(wrong, message):
     with pytest.raises(AssertionError, match=message):
         check.gaussian_consensus(wrong)
+
+
+def test_split_compile_accepts_jnp_float32_and_an_array_pair(capsys):
+    import jax.numpy as jnp
+
+    def float32(ws, ns, wl, nl):
+        per = (jnp.float32(wl) - jnp.float32(ws)) / (nl - ns)
+        return jnp.stack([jnp.float32(ws) - ns * per, per])  # one float32 array of two
+
+    check.split_compile(float32)
+    assert "split_compile: correct" in capsys.readouterr().out
+
+
+def test_split_compile_names_swapped_roles_and_own_errors():
+    with pytest.raises(AssertionError, match="iterations per second"):
+        check.split_compile(lambda ws, ns, wl, nl: (0.0, (nl - ns) / (wl - ws)))
+    with pytest.raises(AssertionError, match="raised ZeroDivisionError: division by zero"):
+        check.split_compile(lambda ws, ns, wl, nl: (1 / 0, 0))
+
+
+def test_chain_split_names_swapped_arguments():
+    with pytest.raises(AssertionError, match=r"\(num_chains, num_devices\), in that order"):
+        check.chain_split(lambda num_chains, num_devices: good_chain_split(num_devices, num_chains))
+
+
+def test_gaussian_consensus_accepts_float32_and_rejects_a_swapped_pair(capsys):
+    import jax.numpy as jnp
+
+    def float32(means, covs):
+        mean, cov = good_consensus(means, covs)
+        return jnp.asarray(mean, dtype=jnp.float32), jnp.asarray(cov, dtype=jnp.float32)
+
+    check.gaussian_consensus(float32)
+    assert "gaussian_consensus: correct" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="wrong way round"):
+        check.gaussian_consensus(lambda m, c: good_consensus(m, c)[::-1])
+
+
+def test_gaussian_consensus_on_unseen_cases_uses_the_given_answers():
+    from coursework.references import gaussian_consensus
+
+    rng = np.random.default_rng(3)
+    means, A = rng.normal(size=(3, 2)), rng.normal(size=(3, 2, 2))
+    covs = A @ np.swapaxes(A, 1, 2) + np.eye(2)
+    case = (means, covs, *gaussian_consensus(means, covs))
+    check.gaussian_consensus(good_consensus, cases=[case])
+    with pytest.raises(AssertionError, match="precision"):
+        check.gaussian_consensus(lambda m, c: (m.mean(0), np.linalg.inv(np.linalg.inv(c).sum(0)) * 2), cases=[case])

@@ -284,3 +284,30 @@ def test_timing_comparison(data_mesh):
     rejects(check.timing_comparison, 1.0, xs, match="timing.speedup")
     x_rep = jax.device_put(np.asarray(xs), NamedSharding(data_mesh, P()))
     rejects(check.timing_comparison, timing.speedup(base, cand, ideal), x_rep, match="replicated")
+
+
+def test_layer_checks_name_tracing_failures_and_own_errors(data_mesh):
+    *_, xs, Wr, br = layer_arrays(data_mesh)
+
+    def python_if(x, W, b):  # a Python `if` on a traced value
+        if jnp.sum(x) > 0:
+            return layer(x, W, b)
+        return layer(x, W, b)
+
+    concrete = jax.shard_map(python_if, mesh=data_mesh, in_specs=(P("data"), P(), P()), out_specs=P("data"))
+    rejects(check.shard_map_layer, concrete, xs, Wr, br, match="failed while JAX traced it: TracerBoolConversionError")
+
+    def own_bug(x, W, b):
+        raise IndexError("row 99 of my batch")
+
+    rejects(check.shard_map_layer, own_bug, xs, Wr, br, match="raised IndexError: row 99 of my batch")
+    rejects(check.global_reduction, lambda v: v.no_such_method(), xs, match="raised AttributeError")
+
+
+def test_layer_checks_enforce_every_device(data_mesh):
+    x, W, b, *_ = layer_arrays(data_mesh)
+    half = jax.make_mesh((4,), ("data",), axis_types=data_mesh.axis_types, devices=jax.devices()[:4])
+    rows, rep = NamedSharding(half, P("data")), NamedSharding(half, P())
+    xs, Wr, br = jax.device_put(x, rows), jax.device_put(W, rep), jax.device_put(b, rep)
+    out = jax.jit(layer)(xs, Wr, br)
+    rejects(check.data_parallel_layer, out, xs, Wr, br, match="has 4 device.*shows 8: use all of them")

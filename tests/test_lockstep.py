@@ -5,15 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from parallel_mcmc.lockstep import device_loads, integration_steps, lockstep_cost, lockstep_efficiency
+from parallel_mcmc.lockstep import device_loads, integration_steps, lockstep_cost
 
 STEPS = np.array([[1, 7, 3], [3, 1, 15]])
 
 
-def test_lockstep_cost_and_efficiency():
+def test_lockstep_cost():
     assert lockstep_cost(STEPS) == 3 + 7 + 15
-    assert lockstep_efficiency(STEPS) == pytest.approx(30 / (2 * 25))
-    assert lockstep_efficiency(np.full((4, 3), 5)) == 1.0
+    assert lockstep_cost(np.full((4, 3), 5)) == 15
 
 
 def test_device_loads():
@@ -28,8 +27,6 @@ def test_accounting_rejects_bad_input():
         lockstep_cost(-STEPS)
     with pytest.raises(ValueError, match="evenly"):
         device_loads(STEPS, 3)
-    with pytest.raises(ValueError, match="all zero"):
-        lockstep_efficiency(np.zeros((2, 2)))
     with pytest.raises(TypeError, match="num_integration_steps"):
         integration_steps(object())
 

@@ -12,8 +12,8 @@ import jupytext
 import nbformat
 import pytest
 
-from parallel_mcmc import student
-from parallel_mcmc.student import (
+from coursework import student
+from coursework.student import (
     LeakError,
     build_student_edition,
     exercise_chapters,
@@ -198,7 +198,7 @@ def test_leak_check_catches_a_surviving_line(tmp_path, monkeypatch):
 def test_command_fails_on_an_unclosed_solution(tmp_path):
     broken = TOY.replace("```{solution-end}\n```\n\n```{code-cell} ipython3\ncheck.mean", "```{code-cell} ipython3\ncheck.mean")
     book = make_book(tmp_path, {"chapters/toy/toy.md": broken})
-    env_cmd = [sys.executable, "-m", "parallel_mcmc.student", "--book", str(book)]
+    env_cmd = [sys.executable, "-m", "coursework.student", "--book", str(book)]
     done = subprocess.run(env_cmd, capture_output=True, text=True, env={"PYTHONPATH": str(ROOT / "src"), "PATH": ""})
     assert done.returncode != 0
     assert "solution-end" in done.stderr

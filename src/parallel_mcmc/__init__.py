@@ -19,8 +19,11 @@ Modules, one idea each:
 - :mod:`parallel_mcmc.processes`: start a group of processes that form one JAX program.
 - :mod:`parallel_mcmc.models`: the example models (normal, regression, sinusoid, tinynet, softmax_layer).
 - :mod:`parallel_mcmc.exercises`: the checks of the exercises, one module per part.
-- :mod:`parallel_mcmc.student`, :mod:`parallel_mcmc.grade`: the coursework tools (student edition, grader).
 - :mod:`parallel_mcmc.chapter_format`: chapters as JupyterLab saves them (``make format``).
+
+The coursework tools (student edition, grader, and the reference answers the
+grader compares with) are not part of this package: they live in the separate
+package ``coursework``, which learners' notebooks cannot import when graded.
 
 Import the modules you need; importing this package does not start JAX, so
 ``parallel_mcmc.devices.use_cpu_devices`` can still set the device count.

@@ -4,8 +4,10 @@ NUTS takes a different number of integration steps (gradient evaluations)
 for each chain and draw. BlackJAX reports it as ``info.num_integration_steps``.
 Chains that advance together under ``vmap`` wait for the slowest of them at
 every draw, so their cost is the sum over draws of the largest count, not the
-average. These functions turn the counts into that cost, the share of it that
-is useful, and the load of each device when chains are split into blocks.
+average. These functions turn the counts into that cost and into the load
+of each device when chains are split into blocks. (The share of the lockstep
+work that is useful, the *lockstep efficiency*, is an exercise: the chapters
+compute it in their own cells.)
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 
 from .validate import whole_number
 
-__all__ = ["integration_steps", "lockstep_cost", "lockstep_efficiency", "device_loads", "steps_2d"]
+__all__ = ["integration_steps", "lockstep_cost", "device_loads", "steps_2d"]
 
 
 def integration_steps(info: Any) -> np.ndarray:
@@ -49,15 +51,6 @@ def steps_2d(steps: Any) -> np.ndarray:
 def lockstep_cost(steps: Any) -> int:
     """Integration steps the chains take in lockstep: the sum over draws of the slowest chain's steps."""
     return int(steps_2d(steps).max(axis=0).sum())
-
-
-def lockstep_efficiency(steps: Any) -> float:
-    """Share of lockstep work that is useful: all chains' steps over (chains x lockstep cost)."""
-    steps = steps_2d(steps)
-    cost = lockstep_cost(steps)
-    if cost == 0:
-        raise ValueError("steps are all zero: there is no work to measure an efficiency of.")
-    return float(steps.sum() / (steps.shape[0] * cost))
 
 
 def device_loads(steps: Any, num_devices: int) -> np.ndarray:

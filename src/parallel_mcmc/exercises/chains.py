@@ -2,57 +2,55 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import jax
 import numpy as np
 
 from ..timing import Timing
-from ..validate import is_number
-from . import expect, passed
+from ..validate import whole_number
+from . import as_float, call, expect, passed, traced_program
 
 __all__ = ["lockstep_efficiency", "spread_chains", "faster_method"]
 
-# Step-count arrays (chain, draw) that tell the plausible wrong formulas apart.
+# (steps with axes (chain, draw), lockstep efficiency as a fraction): inputs that tell the plausible
+# wrong formulas apart, with the efficiency each should give.
 _STEP_CASES = [
-    np.array([[1, 3, 7], [7, 3, 1]]),
-    np.array([[15, 15, 15, 15]]),
-    np.array([[1, 1023, 3], [3, 1, 3], [7, 7, 7]]),
-    np.array([[31, 63], [63, 31], [127, 1], [1, 127]]),
-    np.array([[5, 9, 2, 8, 1], [3, 3, 3, 3, 3]]),
+    (np.array([[1, 3, 7], [7, 3, 1]]), (11, 17)),
+    (np.array([[15, 15, 15, 15]]), (1, 1)),
+    (np.array([[1, 1023, 3], [3, 1, 3], [7, 7, 7]]), (1055, 3111)),
+    (np.array([[31, 63], [63, 31], [127, 1], [1, 127]]), (111, 254)),
+    (np.array([[5, 9, 2, 8, 1], [3, 3, 3, 3, 3]]), (5, 7)),
 ]
 
 
-def _want_efficiency(steps: np.ndarray) -> float:
-    return float(steps.sum() / (steps.shape[0] * steps.max(axis=0).sum()))
+def lockstep_efficiency(fn: Callable[[np.ndarray], Any], cases: Sequence[tuple[Any, Any]] | None = None) -> None:
+    """Check ``fn(steps)``: all chains' steps over (chains x sum over draws of the slowest chain).
 
-
-def lockstep_efficiency(fn: Callable[[np.ndarray], Any]) -> None:
-    """Check ``fn(steps)``: all chains' steps over (chains x sum over draws of the slowest chain)."""
+    ``cases`` (default: a fixed table) lists ``(steps, efficiency)`` pairs; an
+    efficiency may be a number or a ``(numerator, denominator)`` pair.
+    """
     expect(callable(fn), "Pass your function itself, `efficiency`, not the result of calling it.")
-    for steps in _STEP_CASES:
-        got = fn(steps.copy())
-        expect(
-            is_number(got),
-            f"efficiency(...) returned {got!r}; it should return one number.",
-        )
-        got = float(got)
-        want = _want_efficiency(steps)
-        if np.isclose(got, want, rtol=1e-6):
+    for steps, want in cases if cases is not None else _STEP_CASES:
+        steps = np.asarray(steps)
+        want = want[0] / want[1] if isinstance(want, tuple) else float(want)
+        where = f"efficiency(steps) for steps={steps.tolist()}"
+        got = as_float(call(fn, steps.copy(), what=where), where)
+        if np.isclose(got, want, rtol=1e-5):
             continue
-        if np.isclose(got, 1 / want, rtol=1e-6):
+        if np.isclose(got, 1 / want, rtol=1e-5):
             raise AssertionError(
                 f"For steps={steps.tolist()} you returned {got:.4f}, the inverse of the efficiency. "
                 "Efficiency is useful work over lockstep work, at most 1."
             )
-        transposed = float(steps.sum() / (steps.shape[1] * steps.max(axis=1).sum()))
-        if np.isclose(got, transposed, rtol=1e-6):
+        over_draws = float(steps.sum() / (steps.shape[1] * steps.max(axis=1).sum()))
+        if np.isclose(got, over_draws, rtol=1e-5):
             raise AssertionError(
                 f"For steps={steps.tolist()} you returned {got:.4f}: the maximum was taken over draws. "
                 "The axes are (chain, draw); a draw waits for the slowest *chain*, the maximum over axis 0."
             )
         per_draw_mean = float(np.mean(steps.mean(axis=0) / steps.max(axis=0)))
-        if np.isclose(got, per_draw_mean, rtol=1e-6):
+        if np.isclose(got, per_draw_mean, rtol=1e-5):
             raise AssertionError(
                 f"For steps={steps.tolist()} you returned {got:.4f}, the average of per-draw ratios. "
                 "Sum the steps over all draws first, then divide: long draws weigh more than short ones."
@@ -61,11 +59,25 @@ def lockstep_efficiency(fn: Callable[[np.ndarray], Any]) -> None:
     passed("lockstep efficiency")
 
 
-def spread_chains(positions: Any, reference: Mapping[str, Any], num_devices: int = 2) -> None:
-    """Check draws of 8 chains run with ``shard_map``: same values as ``reference``, split over devices.
+def _loops(structure: list[dict], primitive: str) -> list[dict]:
+    """Every node of a traced program's structure whose primitive is ``primitive``, outermost first."""
+    found = []
+    for node in structure:
+        if node["primitive"] == primitive:
+            found.append(node)
+        for inner in node.get("inner", []):
+            found += _loops(inner, primitive)
+    return found
+
+
+def spread_chains(positions: Any, reference: Mapping[str, Any], spread: Callable[..., Any] | None = None,
+                  inputs: tuple = (), num_devices: int = 2, num_draws: int | None = None) -> None:
+    """Check draws of 8 chains run with ``shard_map``: same values as ``reference``, split over devices,
+    and each device's chains run one after another (``lax.map``), not in lockstep.
 
     ``positions`` is the dict of ``(chain, draw)`` arrays the answer produced;
-    ``reference`` the same chains run one after another.
+    ``reference`` the same chains run one after another; ``spread`` the function
+    that produced ``positions`` from ``inputs`` (its program is traced, not run).
     """
     expect(
         isinstance(positions, Mapping) and set(positions) == set(reference),
@@ -73,6 +85,7 @@ def spread_chains(positions: Any, reference: Mapping[str, Any], num_devices: int
         + (f" with keys {sorted(positions)}" if isinstance(positions, Mapping) else "")
         + ". Return the draws (the first item a runner returns), not the states or the info.",
     )
+    num_devices = whole_number("num_devices", num_devices, 1)
     for name, ref in reference.items():
         got = positions[name]
         ref = np.asarray(ref)
@@ -100,7 +113,33 @@ def spread_chains(positions: Any, reference: Mapping[str, Any], num_devices: int
                 f"positions[{name!r}] differ from the chains run one after another. Give chain c the key "
                 "keys[c] and its state states[c], and inside each device run the chain loop on each chain."
             )
-    passed("8 chains over 2 devices")
+    if spread is not None:
+        expect(callable(spread), "`spread` should be the function you ran (spread(keys, states)), not its result.")
+        expect(
+            getattr(spread, "__module__", None) != "parallel_mcmc.chains",
+            "`spread` is one of the book's runners (parallel_mcmc.chains); the exercise is to write the shard_map "
+            "and the loop over each device's chains yourself.",
+        )
+        program = traced_program(spread, tuple(inputs), "spread(keys, states)")
+        num_chains = next(iter(reference.values())).shape[0]
+        draws = num_draws if num_draws is not None else next(iter(reference.values())).shape[1]
+        per_device = num_chains // num_devices
+        expect(
+            _loops(program, "shard_map"),
+            "`spread` does not use jax.shard_map; write the per-device function and wrap it with "
+            "jax.shard_map(f, mesh=mesh, in_specs=..., out_specs=...).",
+        )
+        scans = _loops(program, "scan")
+        over_chains = [s for s in scans if s.get("length") == per_device
+                       and any(t.get("length") == draws for inner in s.get("inner", []) for t in _loops(inner, "scan"))]
+        expect(
+            bool(over_chains),
+            f"Your chains run in lockstep: no device loops over its {per_device} chains one after another "
+            f"(a scan of length {per_device} around the {draws} draws); the {per_device} chains advance together, "
+            "as with vmap, and wait for the slowest at every draw. Run each device's chains with "
+            "jax.lax.map(chain_loop, ...) inside shard_map.",
+        )
+    passed("8 chains over 2 devices, one after another on each device")
 
 
 def faster_method(choice: Any, timings: Mapping[str, Any]) -> None:

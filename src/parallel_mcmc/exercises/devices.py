@@ -2,43 +2,41 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import jax
 import numpy as np
 
-from ..validate import is_number
-from . import expect, passed
+from . import as_float, call, expect, passed
 
 __all__ = ["ideal_speedup", "placed_on_last_device"]
 
-# (devices, cores) pairs that tell the plausible wrong answers apart.
-_CASES = [(1, 1), (1, 8), (2, 2), (8, 2), (4, 16), (16, 4), (3, 5), (6, 6)]
+# ((devices, cores), ideal speedup) for inputs that tell the plausible wrong answers apart.
+_CASES = [((1, 1), 1), ((1, 8), 1), ((2, 2), 2), ((8, 2), 2), ((4, 16), 4), ((16, 4), 4), ((3, 5), 3), ((6, 6), 6)]
 
 
-def ideal_speedup(fn: Callable[[int, int], Any]) -> None:
-    """Check ``fn(num_devices, num_cores)``: the best speedup n forced CPU devices can give."""
+def ideal_speedup(fn: Callable[[int, int], Any], cases: Sequence[tuple[tuple[int, int], float]] | None = None) -> None:
+    """Check ``fn(num_devices, num_cores)``: the best speedup n forced CPU devices can give.
+
+    ``cases`` (default: a fixed table) lists ``((num_devices, num_cores), ideal)`` pairs.
+    """
     expect(callable(fn), "Pass your function itself, `ideal_speedup`, not the result of calling it.")
-    for devices, cores in _CASES:
-        got = fn(devices, cores)
-        expect(
-            is_number(got),
-            f"ideal_speedup({devices}, {cores}) returned {got!r}; it should return a number.",
-        )
-        want = min(devices, cores)
-        if float(got) == want:
+    for (devices, cores), want in cases if cases is not None else _CASES:
+        where = f"ideal_speedup({devices}, {cores})"
+        got = as_float(call(fn, devices, cores, what=where), where)
+        if got == want:
             continue
-        if float(got) == devices:
+        if got == devices:
             raise AssertionError(
-                f"ideal_speedup({devices}, {cores}) returned {got}, the device count. Forced CPU devices "
-                f"share the machine's {cores} cores: more devices than cores cannot run faster than the cores allow."
+                f"{where} returned {got:g}, the device count. Forced CPU devices share the machine's "
+                f"{cores} cores: more devices than cores cannot run faster than the cores allow."
             )
-        if float(got) == cores:
+        if got == cores:
             raise AssertionError(
-                f"ideal_speedup({devices}, {cores}) returned {got}, the core count. {devices} device(s) each running "
+                f"{where} returned {got:g}, the core count. {devices} device(s) each running "
                 f"one sequential program keep at most {devices} core(s) busy."
             )
-        raise AssertionError(f"ideal_speedup({devices}, {cores}) returned {got}; expected {want}.")
+        raise AssertionError(f"{where} returned {got:g}; expected {want:g}.")
     passed("ideal_speedup")
 
 

@@ -2,63 +2,94 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import expect, passed
+from . import call, expect, passed
 
 __all__ = ["my_chains", "combine_chains"]
 
 
-def my_chains(fn: Callable[[int, int, int], Any]) -> None:
-    """Check ``fn(process_id, num_processes, num_chains)``: the chains a process holds."""
+# ((process_id, num_processes, num_chains), the chains that process holds): one full split per size.
+_SPLITS = [
+    ((0, 1, 4), [0, 1, 2, 3]),
+    ((0, 2, 8), [0, 1, 2, 3]), ((1, 2, 8), [4, 5, 6, 7]),
+    ((0, 4, 8), [0, 1]), ((1, 4, 8), [2, 3]), ((2, 4, 8), [4, 5]), ((3, 4, 8), [6, 7]),
+    ((0, 3, 12), [0, 1, 2, 3]), ((1, 3, 12), [4, 5, 6, 7]), ((2, 3, 12), [8, 9, 10, 11]),
+    *[((p, 8, 8), [p]) for p in range(8)],
+]
+# (process_id, num_processes, num_chains) that cannot be split evenly: the answer must raise ValueError.
+_UNEVEN = [(0, 3, 8), (1, 2, 5)]
+
+
+def my_chains(fn: Callable[[int, int, int], Any], cases: Sequence[tuple[tuple[int, int, int], Any]] | None = None,
+              uneven: Sequence[tuple[int, int, int]] | None = None) -> None:
+    """Check ``fn(process_id, num_processes, num_chains)``: the chains a process holds.
+
+    ``cases`` (default: a fixed table) lists ``((process_id, num_processes, num_chains), chains)``;
+    ``uneven`` the arguments for which ``fn`` must raise ``ValueError``.
+    """
     expect(callable(fn), "Pass your function itself, `my_chains`, not the result of calling it.")
-    for num_processes, num_chains in ((1, 4), (2, 8), (4, 8), (3, 12), (8, 8)):
-        per = num_chains // num_processes
-        seen: list[int] = []
-        for pid in range(num_processes):
-            got = fn(pid, num_processes, num_chains)
-            try:
-                got_list = [int(i) for i in got]
-            except TypeError:
-                raise AssertionError(
-                    f"my_chains({pid}, {num_processes}, {num_chains}) returned {got!r}; return a list of chain indices."
-                ) from None
-            want = list(range(pid * per, (pid + 1) * per))
-            if got_list != want and sorted(got_list) == list(range(pid, num_chains, num_processes)):
-                raise AssertionError(
-                    f"my_chains({pid}, {num_processes}, {num_chains}) returned every {num_processes}-th chain "
-                    f"({got_list}). A sharding gives each device one contiguous block, in order: process {pid} "
-                    f"holds chains {want}."
-                )
-            expect(
-                got_list == want,
-                f"my_chains({pid}, {num_processes}, {num_chains}) returned {got_list}; process {pid} holds "
-                f"the {pid}-th block of {per} chains, {want}.",
+    for (pid, num_processes, num_chains), want in cases if cases is not None else _SPLITS:
+        want = [int(c) for c in want]
+        where = f"my_chains({pid}, {num_processes}, {num_chains})"
+        got = call(fn, pid, num_processes, num_chains, what=where)
+        try:
+            got_list = [int(i) for i in got]
+        except TypeError:
+            raise AssertionError(f"{where} returned {got!r}; return a list of chain indices.") from None
+        if got_list != want and sorted(got_list) == list(range(pid, num_chains, num_processes)):
+            raise AssertionError(
+                f"{where} returned every {num_processes}-th chain ({got_list}). A sharding gives each device "
+                f"one contiguous block, in order: process {pid} holds chains {want}."
             )
-            seen += got_list
-        expect(sorted(seen) == list(range(num_chains)), "Some chains are held twice or by no process.")
-    for pid, num_processes, num_chains in ((0, 3, 8), (1, 2, 5)):
+        if got_list != want and num_processes != pid and num_processes < num_chains:
+            swapped = num_chains // pid if pid else None
+            if swapped and got_list == list(range(num_processes * swapped, (num_processes + 1) * swapped)):
+                raise AssertionError(
+                    f"{where} returned {got_list}: it read the process id as the number of processes and the other "
+                    "way round. The arguments are (process_id, num_processes, num_chains)."
+                )
+        expect(
+            got_list == want,
+            f"{where} returned {got_list}; process {pid} holds the {pid}-th block of "
+            f"{num_chains // num_processes} chains, {want}.",
+        )
+    for pid, num_processes, num_chains in uneven if uneven is not None else _UNEVEN:
+        where = f"my_chains({pid}, {num_processes}, {num_chains})"
         try:
             got = fn(pid, num_processes, num_chains)
         except ValueError:
             continue
+        except NotImplementedError:
+            raise
+        except Exception as err:  # noqa: BLE001 - the wrong kind of error, reported with its type
+            raise AssertionError(
+                f"{where} raised {type(err).__name__}: {err}. {num_chains} chains cannot be split evenly over "
+                f"{num_processes} processes, but say so with a ValueError."
+            ) from None
         raise AssertionError(
-            f"my_chains({pid}, {num_processes}, {num_chains}) returned {got!r}, but {num_chains} chains cannot be "
-            f"split evenly over {num_processes} processes: raise a ValueError that says so."
+            f"{where} returned {got!r}, but {num_chains} chains cannot be split evenly over "
+            f"{num_processes} processes: raise a ValueError that says so."
         )
     passed("my_chains")
 
 
-def combine_chains(fn: Callable[[list], Any]) -> None:
-    """Check ``fn(parts)``: per-process chain arrays joined into one (chains, draws, parameters) array."""
+_PART_SIZES = [(2, 2), (3, 1, 2), (4,)]
+
+
+def combine_chains(fn: Callable[[list], Any], cases: Sequence[Sequence[int]] | None = None, seed: int = 0) -> None:
+    """Check ``fn(parts)``: per-process chain arrays joined into one (chains, draws, parameters) array.
+
+    ``cases`` (default: a fixed list) gives the number of chains of each process's part.
+    """
     expect(callable(fn), "Pass your function itself, `combine`, not the result of calling it.")
-    rng = np.random.default_rng(0)
-    for sizes in ((2, 2), (3, 1, 2), (4,)):
-        parts = [rng.normal(size=(k, 7, 3)) for k in sizes]
-        want = np.concatenate(parts, axis=0)
-        got = np.asarray(fn([p.copy() for p in parts]))
+    rng = np.random.default_rng(seed)
+    for sizes in cases if cases is not None else _PART_SIZES:
+        parts = [rng.normal(size=(int(k), 7, 3)) for k in sizes]
+        where = f"combine(parts) for parts of shapes {[p.shape for p in parts]}"
+        got = np.asarray(call(fn, [p.copy() for p in parts], what=where))
         if got.ndim == 4:
             raise AssertionError(
                 f"combine returned shape {got.shape}: it added an axis for the process. Chains from "
@@ -70,14 +101,20 @@ def combine_chains(fn: Callable[[list], Any]) -> None:
                 "different chains end to end into one. R-hat then compares pieces of unrelated chains; join "
                 "along the chain axis (axis 0)."
             )
+        total = sum(int(k) for k in sizes)
         expect(
-            got.shape == want.shape,
-            f"combine returned shape {got.shape} for parts of shapes {[p.shape for p in parts]}; "
-            f"expected {want.shape} (chains, draws, parameters).",
+            got.shape == (total, 7, 3),
+            f"{where} returned shape {got.shape}; expected {(total, 7, 3)} (chains, draws, parameters).",
         )
-        expect(
-            np.array_equal(got, want),
-            "combine has the right shape but the chains are out of order or mixed: keep the processes' "
-            "order and every chain's draws as they are.",
-        )
+        # float32 (jnp) results are right to float32 precision
+        tol = 1e-6 if got.dtype == np.float32 else 0.0
+        start = 0
+        for k, part in zip(sizes, parts):
+            block = got[start:start + int(k)]
+            expect(
+                np.allclose(block, part, rtol=tol, atol=tol),
+                "combine has the right shape but the chains are out of order or mixed: keep the processes' "
+                "order and every chain's draws as they are.",
+            )
+            start += int(k)
     passed("combine_chains")

@@ -1,6 +1,6 @@
 """The student edition: every chapter with exercises, its solutions taken out.
 
-``python -m parallel_mcmc.student`` (or ``make student``) reads every MyST
+``python -m coursework.student`` (or ``make student``) reads every MyST
 notebook under ``chapters/`` that has at least one exercise and writes, for
 each, a ``.md`` and an ``.ipynb`` into ``_build/student/`` (same relative
 path as the chapter), both as JupyterLab saves them, so that opening one
@@ -13,7 +13,7 @@ marks nothing modified. In them:
   ``raise NotImplementedError``), so the check fails until the learner answers;
 - the check cells stay; cells tagged ``student-remove`` are dropped;
 - code cells carry ``metadata["coursework"] = {"exercise": label, "role": "stub" | "check"}``
-  so that :mod:`parallel_mcmc.grade` can map cells to exercises.
+  so that :mod:`coursework.grade` can map cells to exercises.
 
 A leak check then compares every student file with every solution of the book
 and fails (exit status 1) if any non-trivial line of a solution survived.
@@ -59,7 +59,7 @@ from typing import Iterable, Sequence
 import jupytext
 import nbformat
 
-from .chapter_format import is_myst_notebook
+from parallel_mcmc.chapter_format import is_myst_notebook
 
 __all__ = [
     "Exercise",
@@ -622,7 +622,7 @@ def check_written(editions: Sequence[StudentEdition], out: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m parallel_mcmc.student", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m coursework.student", description=__doc__.split("\n")[0])
     parser.add_argument("chapters", nargs="*", type=Path, help="chapters to convert (default: every chapter with exercises)")
     parser.add_argument("--book", type=Path, default=None, help="the book's root folder (default: found from the cwd)")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: BOOK/_build/student)")
