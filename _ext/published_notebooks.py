@@ -171,14 +171,17 @@ def publish_notebook(nb: Any, glue: Mapping[str, str], citations: Mapping[str, s
 def build_wheel(root: str | Path, out_dir: str | Path) -> Path:
     """Build the helper package's wheel from ``root`` into ``out_dir``, without network; return its path.
 
-    The sources are copied to a scratch folder first, so the build leaves
-    nothing behind in the repository.
+    Only ``src/parallel_mcmc`` is copied to a scratch folder and built there: the
+    build leaves nothing behind in the repository, and the wheel holds the
+    helper package alone, never the grader's ``coursework`` package and its
+    reference answers.
     """
     root, out_dir = Path(root), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
         copy = Path(scratch) / "src-copy"
-        shutil.copytree(root / "src", copy / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        shutil.copytree(root / "src" / "parallel_mcmc", copy / "src" / "parallel_mcmc",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
         for name in ("pyproject.toml", "README.md"):
             if (root / name).exists():
                 shutil.copy(root / name, copy / name)

@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from pathlib import Path
 
 import jupytext
@@ -98,6 +99,9 @@ def test_publish_adds_one_setup_cell():
 @pytest.mark.slow
 def test_published_chapter_runs_in_a_fresh_environment_from_the_wheel(tmp_path, monkeypatch):
     wheel = build_wheel(ROOT, tmp_path / "wheels")
+    with zipfile.ZipFile(wheel) as archive:
+        packages = {name.split("/")[0] for name in archive.namelist() if not name.endswith(".dist-info/")}
+    assert {p for p in packages if not p.endswith(".dist-info")} == {"parallel_mcmc"}, packages
     env_dir = tmp_path / "fresh"
     subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True)
     python = env_dir / "bin" / "python"
