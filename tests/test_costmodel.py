@@ -33,7 +33,7 @@ def test_concurrent_is_the_longest_job_or_the_work_over_the_cores():
     assert cm.concurrent([1.0, 1.0], cores=2) == 1.0
     assert cm.concurrent([1.0, 1.0, 1.0, 1.0], cores=2) == 2.0
     assert cm.concurrent([3.0, 1.0], cores=2) == 3.0
-    assert cm.concurrent([1.0, 1.0], cores=2, cores_each=2) == 2.0  # each device already fills the machine
+    assert cm.concurrent([1.0, 1.0], cores=1) == 2.0  # one core: the jobs take turns
     with pytest.raises(ValueError, match="empty"):
         cm.concurrent([], cores=2)
 

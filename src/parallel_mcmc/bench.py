@@ -152,8 +152,8 @@ def bench_nuts(size: dict, num_devices: int, cores: int) -> list[Row]:
     predicted = {
         "one after another": costmodel.sequential_time(steps, step),
         "vmap": costmodel.lockstep_time(steps, step),
-        "pmap(vmap)": costmodel.sharded_time(steps, step, num_devices, cores, 1.0, inner="vmap"),
-        "shard_map + lax.map": costmodel.sharded_time(steps, step, num_devices, cores, 1.0, inner="map"),
+        "pmap(vmap)": costmodel.sharded_time(steps, step, num_devices, cores, inner="vmap"),
+        "shard_map + lax.map": costmodel.sharded_time(steps, step, num_devices, cores, inner="map"),
     }
     predictions = {m: costmodel.predict(timings[m], predicted[m]) for m in predicted}
     devices = {"one after another": 1, "vmap": 1, "pmap(vmap)": num_devices, "shard_map + lax.map": num_devices}
@@ -213,7 +213,7 @@ def bench_numpyro(size: dict, num_devices: int, cores: int) -> list[Row]:
             return costmodel.sequential_time(steps, step)
         if method == "vectorized":
             return costmodel.lockstep_time(steps, step)
-        return costmodel.sharded_time(steps, step, num_devices, cores, 1.0)
+        return costmodel.sharded_time(steps, step, num_devices, cores)
 
     predictions = {}
     for method, (timing, steps, _) in runs.items():

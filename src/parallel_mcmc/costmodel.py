@@ -7,9 +7,7 @@ runs the page, never from assumptions:
   log-density gradient, one emcee log-probability) at each *width*, the number
   of chains vectorised into that step;
 - ``cores``: the physical cores the process may use
-  (:func:`parallel_mcmc.devices.physical_cores`), and ``cores_each``: the cores
-  one device (or worker) keeps busy on its own
-  (:func:`parallel_mcmc.timing.cores_busy`);
+  (:func:`parallel_mcmc.devices.physical_cores`);
 - the step counts of every chain at every draw (NUTS's ``num_integration_steps``).
 
 Three rules turn them into a time:
@@ -19,7 +17,7 @@ Three rules turn them into a time:
    as their slowest chain, each at the cost of one step of that width.
 3. **Concurrent**: independent jobs that run at once finish no sooner than the
    longest of them, and no sooner than their total CPU work spread over the
-   cores: ``max(max(t), sum(t) * cores_each / cores)``.
+   cores, one core a job: ``max(max(t), sum(t) / cores)``.
 
 The model leaves out every overhead it does not measure, so a prediction is the
 best case: a lower bound on the time, and the ideal of a speedup is the
@@ -27,6 +25,14 @@ baseline's measured time over the candidate's predicted time. A measurement
 faster than its prediction (by more than its own spread) means the model is
 wrong; a measurement much slower means some cost is missing from it, and the
 page names and measures it. :class:`Prediction` holds the two side by side.
+
+The concurrent rule counts one core for each job, though one device of a CPU
+may keep more busy. It has to: the reading that would say how many
+(:func:`parallel_mcmc.timing.cores_busy`, CPU time over wall time) cannot tell
+a thread at work from one waiting actively, and a job counted at more cores
+than it needs makes a prediction that a measurement can beat. A device that
+truly needs several cores shows as a ratio below 1, with that reading beside
+it as the cause.
 """
 
 from __future__ import annotations
@@ -130,20 +136,18 @@ def measure_step_cost(
     return StepCost(tuple(int(w) for w in widths), tuple(seconds))
 
 
-def concurrent(times: Sequence[float], cores: float, cores_each: float = 1.0) -> float:
-    """Best wall time of independent jobs run at once: the longest job, or all their CPU work over the cores.
+def concurrent(times: Sequence[float], cores: float) -> float:
+    """Best wall time of independent jobs run at once: the longest job, or all their work over the cores.
 
-    ``times`` are the jobs' times when each has its cores to itself; each job
-    keeps ``cores_each`` cores busy. With as many cores as jobs need this is
-    ``max(times)``; with fewer, the jobs share the cores and the total work
-    ``sum(times) * cores_each`` over ``cores`` decides.
+    ``times`` are the jobs' times when each has the machine to itself. Each job
+    needs at least one core: with as many cores as jobs this is ``max(times)``;
+    with fewer, the jobs share the cores and ``sum(times) / cores`` decides.
     """
     times = [real_number("time", t, least=0) for t in times]
     if not times:
         raise ValueError("times is empty: pass the time of at least one job.")
     cores = real_number("cores", cores, above=0)
-    cores_each = real_number("cores_each", cores_each, above=0)
-    return max(max(times), sum(times) * min(cores_each, cores) / cores)
+    return max(max(times), sum(times) / cores)
 
 
 def sequential_time(steps: Any, step: StepCost) -> float:
@@ -157,9 +161,7 @@ def lockstep_time(steps: Any, step: StepCost) -> float:
     return lockstep_cost(steps) * step.at(steps.shape[0])
 
 
-def sharded_time(
-    steps: Any, step: StepCost, num_devices: int, cores: float, cores_each: float = 1.0, inner: str = "map"
-) -> float:
+def sharded_time(steps: Any, step: StepCost, num_devices: int, cores: float, inner: str = "map") -> float:
     """Chains split into equal consecutive blocks over ``num_devices`` devices that share ``cores`` cores.
 
     Each device runs its block one chain after another (``inner="map"``) or in
@@ -176,7 +178,7 @@ def sharded_time(
         per_device = [lockstep_time(b, step) for b in blocks]
     else:
         raise ValueError(f"inner must be 'map' or 'vmap', got {inner!r}.")
-    return concurrent(per_device, cores, cores_each)
+    return concurrent(per_device, cores)
 
 
 def pool_time(
