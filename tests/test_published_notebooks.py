@@ -9,7 +9,6 @@ built from this repository.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys

@@ -377,7 +377,7 @@ def make_stub(solution: str, label: str, later_code: str, earlier_code: str = ""
             lines += [sig, f'    raise NotImplementedError("{label}: write {name}")', ""]
         elif kind == "class":
             headers.append(normalise(sig))
-            lines += [sig, f'    """Write {name} here."""', "", f'    def __init__(self, *args, **kwargs):',
+            lines += [sig, f'    """Write {name} here."""', "", '    def __init__(self, *args, **kwargs):',
                       f'        raise NotImplementedError("{label}: write {name}")', ""]
         else:
             lines.append(f"{name} = ...  # replace ... with your answer")
