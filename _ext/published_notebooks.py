@@ -42,8 +42,11 @@ __all__ = [
     "setup_cell_source",
     "citation_texts",
     "readable_markdown",
+    "add_setup_cell",
     "publish_notebook",
     "build_wheel",
+    "wheel_name",
+    "published_wheel",
     "site_url",
     "publish_site",
 ]
@@ -149,6 +152,15 @@ def readable_markdown(source: str, glue: Mapping[str, str], citations: Mapping[s
     return out.strip("\n")
 
 
+def add_setup_cell(nb: Any, wheel: str, constraints: str = "") -> Any:
+    """Put the set-up cell (tagged :data:`SETUP_TAG`) first in ``nb``, in place, unless it is there; return ``nb``."""
+    if not (nb.cells and SETUP_TAG in nb.cells[0].get("metadata", {}).get("tags", [])):
+        setup = nbformat.v4.new_code_cell(setup_cell_source(wheel, constraints), metadata={"tags": [SETUP_TAG]})
+        setup["id"] = SETUP_TAG
+        nb.cells.insert(0, setup)
+    return nb
+
+
 def publish_notebook(nb: Any, glue: Mapping[str, str], citations: Mapping[str, str], site: str, page: str,
                      wheel: str, constraints: str = "") -> Any:
     """A copy of ``nb`` with the set-up cell first and every Markdown cell made plain (see the module)."""
@@ -156,10 +168,7 @@ def publish_notebook(nb: Any, glue: Mapping[str, str], citations: Mapping[str, s
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = readable_markdown(cell.source, glue, citations, site, page, where=page)
-    if not (nb.cells and SETUP_TAG in nb.cells[0].get("metadata", {}).get("tags", [])):
-        setup = nbformat.v4.new_code_cell(setup_cell_source(wheel, constraints), metadata={"tags": [SETUP_TAG]})
-        setup.pop("id", None)
-        nb.cells.insert(0, setup)
+    add_setup_cell(nb, wheel, constraints)
     nb.cells = [c for c in nb.cells if c.cell_type != "markdown" or c.source.strip()]
     for cell in nb.cells:
         cell.pop("id", None)
@@ -191,6 +200,27 @@ def build_wheel(root: str | Path, out_dir: str | Path) -> Path:
     if not wheels:
         raise RuntimeError(f"pip wheel wrote no parallel_mcmc wheel to {out_dir}.")
     return wheels[-1]
+
+
+def wheel_name(root: str | Path) -> str:
+    """The file name of the helper's wheel, from the name and version in ``root/pyproject.toml``."""
+    import tomllib
+
+    project = tomllib.loads((Path(root) / "pyproject.toml").read_text())["project"]
+    name = re.sub(r"[-_.]+", "_", project["name"]).lower()
+    return f"{name}-{project['version']}-py3-none-any.whl"
+
+
+def published_wheel(root: str | Path) -> tuple[str, str]:
+    """Where the site publishes the wheel and the constraints: ``(wheel URL, constraints URL)``.
+
+    The site's address comes from ``repository.url`` in ``root/_config.yml``.
+    """
+    import yaml
+
+    config = yaml.safe_load((Path(root) / "_config.yml").read_text()) or {}
+    site = site_url(str((config.get("repository") or {}).get("url", "")))
+    return f"{site}wheels/{wheel_name(root)}", f"{site}wheels/constraints.txt"
 
 
 def site_url(repository_url: str) -> str:

@@ -84,3 +84,34 @@ def test_the_judge_decides_on_the_record_and_on_unseen_inputs(capsys):
     assert verdict["status"] == "error" and "no record" in verdict["message"]  # the unseen inputs were never answered
     item["module"] = "os"
     assert judge.judge_check(item, None, seed=1)["status"] == "error"
+
+
+def test_unseen_calls_can_use_the_chapters_own_arguments(tmp_path):
+    """An unseen call may pass the check's own argument (sharded data) next to the grader's inputs."""
+    from coursework import references
+    from coursework.harness import observe
+
+    mesh = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Explicit,))
+    rng = np.random.default_rng(0)
+    X, y = jax.device_put((rng.normal(size=(160, 5)).astype(np.float32), (rng.uniform(size=160) < 0.5).astype(np.float32)),
+                          NamedSharding(mesh, P("data")))
+
+    def log_density(b, X, y):
+        logits = X @ b
+        return jax.lax.psum(jnp.sum(y * logits - jnp.logaddexp(0.0, logits)), "data") - 0.5 * jnp.sum(b**2) / 2.5**2
+
+    gradient = jax.jit(jax.shard_map(jax.grad(log_density), mesh=mesh, in_specs=(P(), P("data"), P("data")), out_specs=P()))
+    name = "parallel_mcmc.exercises.other_parallelism.sharded_gradient"
+    index, make_calls = references.CALLS[name]
+    calls = make_calls(references.unseen(name, 11))
+    assert all(isinstance(c[1], references.Argument) for c in calls)
+    path = tmp_path / "observation.json"
+    observe(str(path), "ex", "parallel_mcmc.exercises.other_parallelism", "sharded_gradient", ["gradient", "X", "y", "2.5"],
+            {}, [[index, [encode(tuple(c)) for c in calls]]], {"gradient": gradient, "X": X, "y": y})
+    observation = json.loads(path.read_text())
+    (record,) = observation["records"].values()
+    assert len(record["calls"]) == 3 + len(calls)  # the chapter's three betas, then the grader's
+    item = {"label": "ex", "module": "parallel_mcmc.exercises.other_parallelism", "function": "sharded_gradient",
+            "observation": observation}
+    assert judge.judge_check(item, 8, seed=11) == {"label": "ex", "status": "passed", "message": ""}
+    assert judge.judge_check(item, 8, seed=12)["status"] == "error"  # other unseen inputs were never answered

@@ -79,3 +79,23 @@ def test_accelerator_platform_with_too_few_devices_says_so(run_python):
     )
     assert proc.returncode != 0
     assert "needs 4 devices" in proc.stderr and "Unset PARALLEL_MCMC_PLATFORM" in proc.stderr
+
+
+def test_in_a_notebook_too_few_devices_skip_the_rest_of_the_page(run_python):
+    proc = run_python(
+        """
+        import os
+        os.environ["PARALLEL_MCMC_PLATFORM"] = "cpu"
+        from IPython.core.interactiveshell import InteractiveShell
+
+        shell = InteractiveShell.instance()
+        first = shell.run_cell("from parallel_mcmc.devices import use_cpu_devices\\nuse_cpu_devices(4)")
+        later = shell.run_cell("raise RuntimeError('this cell must not run')")
+        print("RESULTS", first.success, later.success)
+        """
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "needs 4 devices" in out and "The rest of this page is skipped" in out
+    assert "Skipped: this page needs more devices" in out and "must not run" not in out + proc.stderr
+    assert "RESULTS True True" in out

@@ -30,8 +30,10 @@ from published_notebooks import (  # noqa: E402  (the module lives with the site
     citation_texts,
     publish_notebook,
     readable_markdown,
+    published_wheel,
     setup_cell_source,
     site_url,
+    wheel_name,
 )
 
 SITE = "https://org.github.io/book/"
@@ -95,13 +97,10 @@ def test_publish_adds_one_setup_cell():
     nbformat.validate(twice)
 
 
-@pytest.mark.slow
-def test_published_chapter_runs_in_a_fresh_environment_from_the_wheel(tmp_path, monkeypatch):
-    wheel = build_wheel(ROOT, tmp_path / "wheels")
-    with zipfile.ZipFile(wheel) as archive:
-        packages = {name.split("/")[0] for name in archive.namelist() if not name.endswith(".dist-info/")}
-    assert {p for p in packages if not p.endswith(".dist-info")} == {"parallel_mcmc"}, packages
-    env_dir = tmp_path / "fresh"
+def fresh_kernel(tmp_path: Path, monkeypatch, wheel: Path, name: str = "fresh") -> Path:
+    """A Jupyter kernel ``name`` in a fresh virtual environment with the book's packages but not the helper;
+    the set-up cell is pointed at ``wheel`` and pip kept off the network. Returns the environment's site folder."""
+    env_dir = tmp_path / name
     subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True)
     python = env_dir / "bin" / "python"
     fresh_site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -111,26 +110,68 @@ def test_published_chapter_runs_in_a_fresh_environment_from_the_wheel(tmp_path, 
     Path(fresh_site, "book_packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     probe = subprocess.run([str(python), "-c", "import jax, numpyro; import parallel_mcmc"], capture_output=True, text=True)
     assert "No module named 'parallel_mcmc'" in probe.stderr, probe.stderr
-
-    kernels = tmp_path / "jupyter" / "kernels" / "fresh"
+    kernels = tmp_path / "jupyter" / "kernels" / name
     kernels.mkdir(parents=True)
     (kernels / "kernel.json").write_text(json.dumps({
         "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "fresh", "language": "python"}))
+        "display_name": name, "language": "python"}))
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     monkeypatch.setenv("PARALLEL_MCMC_WHEEL", str(wheel))
     monkeypatch.setenv("PARALLEL_MCMC_CONSTRAINTS", "")
     monkeypatch.setenv("PIP_NO_INDEX", "1")  # no network: everything but the wheel is already there
+    return Path(fresh_site)
 
+
+def run_fresh(nb, tmp_path: Path, kernel: str, site: Path) -> str:
+    """Run ``nb`` in the fresh kernel; check that its set-up cell installed the wheel; return all it printed."""
+    workdir = tmp_path / f"{kernel}-work"
+    workdir.mkdir()
+    NotebookClient(nb, timeout=600, kernel_name=kernel, resources={"metadata": {"path": str(workdir)}}).execute()
+    first = "".join(o.get("text", "") for o in nb.cells[0].outputs)
+    assert "Installed the book's helper package (parallel_mcmc)" in first, first
+    assert list(site.glob("parallel_mcmc-*.dist-info")), "the wheel was not installed in the fresh environment"
+    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    built = build_wheel(ROOT, tmp_path_factory.mktemp("wheels"))
+    with zipfile.ZipFile(built) as archive:
+        packages = {name.split("/")[0] for name in archive.namelist() if not name.endswith(".dist-info/")}
+    assert {p for p in packages if not p.endswith(".dist-info")} == {"parallel_mcmc"}, packages
+    assert built.name == wheel_name(ROOT)  # the name the student edition's set-up cell asks the site for
+    assert published_wheel(ROOT)[0].endswith("/wheels/" + built.name)
+    return built
+
+
+@pytest.mark.slow
+def test_published_chapter_runs_in_a_fresh_environment_from_the_wheel(tmp_path, monkeypatch, wheel):
+    site = fresh_kernel(tmp_path, monkeypatch, wheel)
     chapter = jupytext.read(ROOT / "chapters/getting_started/cost_model.md")
     names = {m for c in chapter.cells if c.cell_type == "markdown"
              for m in re.findall(r"\{glue:text\}`([A-Za-z0-9_]+)", c.source)}
     published = publish_notebook(chapter, dict.fromkeys(names, "1"), citation_texts(ROOT / "references.bib"),
                                  SITE, "chapters/getting_started/cost_model", wheel="unused-outside-tests")
-    workdir = tmp_path / "download"
-    workdir.mkdir()
-    client = NotebookClient(published, timeout=600, kernel_name="fresh", resources={"metadata": {"path": str(workdir)}})
-    client.execute()
-    first = "".join(o.get("text", "") for o in published.cells[0].outputs)
-    assert "Installed the book's helper package (parallel_mcmc)" in first, first
-    assert list(Path(fresh_site).glob("parallel_mcmc-*.dist-info")), "the wheel was not installed in the fresh environment"
+    run_fresh(published, tmp_path, "fresh", site)
+
+
+@pytest.mark.slow
+def test_answered_student_edition_runs_in_a_fresh_environment(tmp_path, monkeypatch, wheel):
+    """The student edition brings the same set-up cell; answered with the book's solutions, every check passes."""
+    from coursework.student import build_student_edition, make_student_notebook
+
+    chapter = ROOT / "chapters/getting_started/devices.md"
+    build_student_edition(ROOT, tmp_path / "student", [chapter], verbose=False)
+    student = nbformat.read(tmp_path / "student/chapters/getting_started/devices.ipynb", as_version=4)
+    assert SETUP_TAG in student.cells[0].metadata["tags"]
+    solutions = {e.label: list(e.solution_code) for e in make_student_notebook(chapter, ROOT).exercises}
+    seen: dict[str, int] = {}
+    for cell in student.cells:
+        meta = cell.metadata.get("coursework", {})
+        if meta.get("role") == "stub":
+            k = seen.get(meta["exercise"], 0)
+            cell.source = solutions[meta["exercise"]][k]
+            seen[meta["exercise"]] = k + 1
+    assert seen and set(seen) == set(solutions)
+    printed = run_fresh(student, tmp_path, "fresh-student", fresh_kernel(tmp_path, monkeypatch, wheel, "fresh-student"))
+    assert printed.count(": correct.") == len(solutions), printed

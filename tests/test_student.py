@@ -246,6 +246,9 @@ def test_book_student_edition_has_no_solution_text(tmp_path):
                     f"{ed.source}: solution line {key!r} of {solutions[key]} survived"
                 )
         assert "solution-start" not in md and "solution-end" not in md
+        # the published notebooks' set-up cell comes first, installing from the site's wheel
+        assert "book-setup" in nb.cells[0].metadata.get("tags", []), nb.cells[0]
+        assert "parallel_mcmc-" in nb.cells[0].source and ".whl" in nb.cells[0].source
         labels = [e.label for e in ed.exercises]
         meta = nb.metadata["coursework"]["exercises"]
         assert [e["label"] for e in meta] == labels

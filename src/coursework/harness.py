@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["encode", "key_of", "Recorder", "observe", "plain"]
+__all__ = ["encode", "key_of", "Argument", "Recorder", "observe", "plain"]
 
 _MAX_DEPTH = 40
 
@@ -93,6 +93,17 @@ def _floats(data: Any) -> Any:
     return data
 
 
+class Argument:
+    """In an unseen call (:data:`coursework.references.CALLS`): the check's own argument at ``index``.
+
+    The learner's function is then called on the value the chapter passed to
+    the check (its sharded data, say), next to inputs of the grader's.
+    """
+
+    def __init__(self, index: int) -> None:
+        self.index = int(index)
+
+
 def encode(value: Any, recorders: dict | None = None, depth: int = 0) -> Any:
     """``value`` as JSON data. Learner functions become recorders (added to ``recorders`` by id) when given."""
     if depth > _MAX_DEPTH:
@@ -102,6 +113,8 @@ def encode(value: Any, recorders: dict | None = None, depth: int = 0) -> Any:
         return value
     if value is Ellipsis:  # an unanswered stub
         return {"kind": "ellipsis"}
+    if type(value) is Argument:
+        return {"kind": "argument", "index": value.index}
     if isinstance(value, int):
         return value if abs(value) < 2**53 else {"kind": "bigint", "value": str(value)}
     if isinstance(value, float):
@@ -288,9 +301,19 @@ def observe(path: str, label: str, module: str, function: str, args: list, kwarg
             continue
         for call_args in calls:
             with contextlib.suppress(BaseException), contextlib.redirect_stdout(io.StringIO()):
-                target(*plain(call_args))
+                target(*_unseen_call(call_args, values))
     out["records"] = {str(i): {"calls": r.calls, "programs": r.programs} for i, r in recorders.items()}
     _write(path, out)
+
+
+def _unseen_call(call_args: dict, values: list) -> tuple:
+    """The arguments of one unseen call: plain data, or the check's own argument where an :class:`Argument` stood."""
+    def one(item: Any) -> Any:
+        if isinstance(item, dict) and item.get("kind") == "argument":
+            return values[int(item["index"])]
+        return plain(item)
+
+    return tuple(one(item) for item in call_args["items"])
 
 
 def _swap(value: Any, encoded: Any, recorders: dict) -> Any:

@@ -15,7 +15,10 @@ import numpy as np
 
 from parallel_mcmc.models import sinusoid
 
-__all__ = ["ideal_speedup", "lockstep_efficiency", "my_chains", "gaussian_consensus", "log_prob_noise", "UNSEEN", "CALLS", "unseen"]
+from .harness import Argument
+
+__all__ = ["ideal_speedup", "lockstep_efficiency", "my_chains", "gaussian_consensus", "log_prob_noise", "pair_acceptance",
+           "UNSEEN", "CALLS", "unseen"]
 
 
 def ideal_speedup(num_devices: int, num_cores: int) -> int:
@@ -56,6 +59,16 @@ def log_prob_noise(thetas: np.ndarray) -> np.ndarray:
     high = np.append(sinusoid.PRIOR_HIGH, 5.0)
     inside = np.all((thetas > low) & (thetas < high), axis=1)
     return np.where(inside, loglik, -np.inf)
+
+
+def pair_acceptance(log_p: np.ndarray, betas: np.ndarray, parity: int) -> np.ndarray:
+    """Each replica's probability of swapping with its partner of this round (0 without one)."""
+    i = np.arange(len(betas))
+    partner = np.where(i % 2 == parity, i + 1, i - 1)
+    has = (partner >= 0) & (partner < len(betas))
+    partner = np.where(has, partner, i)
+    log_ratio = (betas[i] - betas[partner]) * (log_p[partner] - log_p[i])
+    return np.where(has, np.exp(np.minimum(0.0, log_ratio)), 0.0)
 
 
 # --------------------------------------------------------------------------- unseen inputs
@@ -126,6 +139,30 @@ def _mpi(rng: np.random.Generator) -> dict:
     return {"cases": [(f"job{int(rng.integers(0, 1000))}.py", int(rng.integers(1, 16))) for _ in range(3)]}
 
 
+def _sharded_gradient(rng: np.random.Generator) -> dict:
+    return {"cases": [rng.normal(scale=float(scale), size=5).astype(np.float32) for scale in (0.3, 1.0, 3.0)]}
+
+
+def _pair_acceptance(rng: np.random.Generator) -> dict:
+    cases = []
+    for _ in range(4):
+        R = int(rng.integers(3, 10))
+        betas = np.geomspace(1.0, float(rng.uniform(0.005, 0.5)), R)
+        log_p = -np.abs(rng.normal(scale=float(rng.uniform(1, 30)), size=R))
+        parity = int(rng.integers(0, 2))
+        cases.append((log_p, betas, parity, pair_acceptance(log_p, betas, parity)))
+    return {"cases": cases}
+
+
+def _next_temperature(rng: np.random.Generator) -> dict:
+    cases = []
+    for scale in (10.0, 1e3, 1e5):
+        n = int(rng.integers(50, 600))
+        cases.append((-scale * rng.chisquare(int(rng.integers(1, 6)), size=n), float(rng.uniform(0.0, 0.9))))
+    cases.append((-1e-3 * rng.uniform(size=int(rng.integers(50, 200))), float(rng.uniform(0.0, 0.5))))  # one step to 1
+    return {"cases": cases}
+
+
 # check name -> (rng -> keyword arguments of the check that bring the unseen inputs)
 UNSEEN: dict[str, Callable[[np.random.Generator], dict[str, Any]]] = {
     "parallel_mcmc.exercises.devices.ideal_speedup": _ideal,
@@ -137,6 +174,9 @@ UNSEEN: dict[str, Callable[[np.random.Generator], dict[str, Any]]] = {
     "parallel_mcmc.exercises.numpyro_chains.gaussian_consensus": _consensus,
     "parallel_mcmc.exercises.ensemble.vectorized_log_prob": _log_prob,
     "parallel_mcmc.exercises.ensemble.mpi_command": _mpi,
+    "parallel_mcmc.exercises.other_parallelism.sharded_gradient": _sharded_gradient,
+    "parallel_mcmc.exercises.other_parallelism.pair_acceptance": _pair_acceptance,
+    "parallel_mcmc.exercises.other_parallelism.next_temperature": _next_temperature,
 }
 
 
@@ -170,6 +210,12 @@ CALLS: dict[str, tuple[int, Callable[[dict], list[tuple]]]] = {
         0, lambda kw: [(np.asarray(m, dtype=float).copy(), np.asarray(c, dtype=float).copy()) for m, c, _, _ in kw["cases"]]),
     "parallel_mcmc.exercises.ensemble.vectorized_log_prob": (0, lambda kw: [(np.array(t, dtype=float),) for t, _ in kw["cases"]]),
     "parallel_mcmc.exercises.ensemble.mpi_command": (0, lambda kw: [tuple(c) for c in kw["cases"]]),
+    "parallel_mcmc.exercises.other_parallelism.sharded_gradient": (
+        0, lambda kw: [(np.asarray(b, np.float32), Argument(1), Argument(2)) for b in kw["cases"]]),
+    "parallel_mcmc.exercises.other_parallelism.pair_acceptance": (
+        0, lambda kw: [(np.asarray(lp, np.float64).copy(), np.asarray(b, np.float64).copy(), p) for lp, b, p, _ in kw["cases"]]),
+    "parallel_mcmc.exercises.other_parallelism.next_temperature": (
+        0, lambda kw: [(np.asarray(v, np.float64).copy(), float(lam)) for v, lam in kw["cases"]]),
 }
 
 

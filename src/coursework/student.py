@@ -12,6 +12,8 @@ marks nothing modified. In them:
   the rest of the notebook uses) and leaves them unanswered (``...`` or
   ``raise NotImplementedError``), so the check fails until the learner answers;
 - the check cells stay; cells tagged ``student-remove`` are dropped;
+- a set-up cell comes first, the one the site's published notebooks get: it
+  installs the helper package where it is missing (see :func:`setup_cell_adder`);
 - code cells carry ``metadata["coursework"] = {"exercise": label, "role": "stub" | "check"}``
   so that :mod:`coursework.grade` can map cells to exercises.
 
@@ -561,19 +563,46 @@ def build_student_edition(root: Path, out: Path | None = None, chapters: Sequenc
         for old in sorted(out.rglob("*"), reverse=True):
             if old.is_file() and old.suffix in {".md", ".ipynb"}:
                 old.unlink()
+    setup = setup_cell_adder(root)
     for ed in editions:
         target = out / ed.source
         target.parent.mkdir(parents=True, exist_ok=True)
         md = target.with_suffix(".md")
         ipynb = target.with_suffix(".ipynb")
-        md.write_text(myst_as_saved(ed.notebook), encoding="utf-8")
-        nbformat.write(ipynb_as_saved(ed.notebook), ipynb)
+        nb = setup(copy.deepcopy(ed.notebook))
+        md.write_text(myst_as_saved(nb), encoding="utf-8")
+        nbformat.write(ipynb_as_saved(nb), ipynb)
         written += [md, ipynb]
         if verbose:
             labels = ", ".join(e.label for e in ed.exercises)
             print(f"{ipynb.relative_to(out)}: {len(ed.exercises)} exercise(s): {labels}")
     check_written(editions, out)
     return written
+
+
+def setup_cell_adder(root: Path):
+    """A function that puts the published notebooks' set-up cell first in a notebook (see ``_ext/published_notebooks.py``).
+
+    The cell installs the helper package from the wheel the site publishes
+    where it is missing (a learner's Colab or laptop) and does nothing where
+    it is there (the book's environment, the grader's sandbox). The grader
+    does not need it: it rebuilds each chapter's edition from the book. A
+    book without that extension or without a ``repository.url`` (the tests'
+    toy books) gets no set-up cell.
+    """
+    module_path = Path(root) / "_ext" / "published_notebooks.py"
+    if not module_path.is_file():
+        return lambda nb: nb
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("published_notebooks", module_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    try:
+        wheel, constraints = module.published_wheel(root)
+    except (FileNotFoundError, ValueError):
+        return lambda nb: nb
+    return lambda nb: module.add_setup_cell(nb, wheel, constraints)
 
 
 def myst_as_saved(nb: nbformat.NotebookNode) -> str:

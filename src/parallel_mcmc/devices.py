@@ -23,6 +23,8 @@ __all__ = [
     "use_cpu_devices",
     "device_report",
     "physical_cores",
+    "PLATFORM_ENV",
+    "SKIPPED",
 ]
 
 #: Set this environment variable to ``gpu`` or ``tpu`` to let the chapters run
@@ -63,6 +65,11 @@ def use_cpu_devices(n: int) -> int:
     Calling it again with the same ``n`` after JAX has started is harmless
     (re-running a notebook's first cell). Returns the number of devices JAX
     will show.
+
+    Where the count cannot be forced (``PARALLEL_MCMC_PLATFORM`` names a platform
+    with fewer than ``n`` devices: one GPU, or ``cpu`` for the CPU as it is),
+    a notebook says so and skips the rest of the page, each later cell printing
+    :data:`SKIPPED`; a script gets :class:`DeviceSetupError`.
     """
     n = whole_number("n", n, 1, of=" of devices")
     wanted_platform = os.environ.get(PLATFORM_ENV, "").strip().lower()
@@ -79,15 +86,46 @@ def use_cpu_devices(n: int) -> int:
         jax.config.update("jax_platforms", wanted_platform)
         available = jax.device_count()
         if available < n:
-            raise DeviceSetupError(
+            message = (
                 f"This page needs {n} devices, but the {wanted_platform!r} platform chosen by "
-                f"{PLATFORM_ENV} has {available}. Unset {PLATFORM_ENV} and restart the kernel "
-                f"to run it on {n} forced CPU devices."
+                f"{PLATFORM_ENV} has {available}, and their number cannot be forced. Unset "
+                f"{PLATFORM_ENV} and restart the kernel to run it on {n} forced CPU devices."
             )
+            if _skip_the_rest(message):
+                return available
+            raise DeviceSetupError(message)
         return available
     jax.config.update("jax_platforms", "cpu")
     jax.config.update("jax_num_cpu_devices", n)
     return n
+
+
+#: What each cell of a page prints instead of running, once :func:`use_cpu_devices` found too few devices.
+SKIPPED = "Skipped: this page needs more devices than this runtime has (see its first cell)."
+
+
+def _skip_the_rest(message: str) -> bool:
+    """In a notebook (IPython), say ``message`` and skip every later cell; elsewhere return False.
+
+    Every cell run after this one is replaced, before it runs, by one that
+    prints :data:`SKIPPED` (an IPython input transformer), so that the page
+    runs to its end and says why it did nothing, rather than stopping at its
+    first cell that needs the devices. A new kernel runs normally again.
+    """
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    if shell is None or not hasattr(shell, "input_transformers_post"):
+        return False
+    print(f"{message}\nThe rest of this page is skipped: each cell below prints a note instead of running.")
+
+    def skip(lines: list[str]) -> list[str]:
+        return [f"print({SKIPPED!r})\n"]
+
+    shell.input_transformers_post.append(skip)
+    return True
 
 
 @dataclass(frozen=True)
