@@ -12,11 +12,17 @@ same run (never from the timed runs themselves):
   run with other keys; the step counts are the chains' own.
 - **NumPyro chain methods** (``sequential``, ``vectorized``, ``parallel``) on
   the regression of :mod:`parallel_mcmc.models.regression`, warmup and
-  sampling, with NumPyro's NUTS kernel timed alone for the step cost.
+  sampling, with NumPyro's NUTS kernel timed alone for the step cost. NumPyro
+  compiles again on every run, so a run's time is its wall time less the time
+  spent compiling; JAX's CPU client runs without asynchronous dispatch here, so
+  that no compilation overlaps a running computation (NumPyro compiles its
+  post-processing while the sampling loop runs, and taking that out made
+  ``vectorized`` look 1.4x faster than the model's best case).
 - **emcee**: a log-probability of known CPU cost, serially, with a
   ``multiprocessing`` pool and (where ``mpiexec`` is found) with the MPI pool
   whose master shares the work; and the sinusoid model in NumPy serially
-  against one vectorised JAX call per half ensemble.
+  against one vectorised JAX call per half ensemble, with emcee's own work
+  timed on a log-probability that costs next to nothing.
 
 It writes ``bench.csv`` and ``bench.json`` (the rows and a description of the
 machine) and ``bench.png`` (measured against predicted seconds) to ``--out``,
@@ -62,18 +68,18 @@ from .models import normal, sinusoid
 from .models.regression import linear_model, make_linear_data
 from .mpi import MPIExecNotFound, find_mpiexec
 from .pools import busy_log_prob
-from .timing import CompileLog, Timing, cores_available, time_call, time_interleaved
+from .timing import CompileLog, Timing, cores_available, cores_busy, time_call, time_interleaved
 
 __all__ = ["SIZES", "Row", "run", "main"]
 
 #: Sizes: chains per device and draws for NUTS, NumPyro warmup/samples, emcee steps.
 SIZES = {
     "smoke": {"nuts_chains_per_device": 2, "nuts_draws": 10, "numpyro_warmup": 50, "numpyro_samples": 50,
-              "emcee_steps": 2, "repeats": 2},
+              "emcee_steps": 2, "repeats": 2, "numpyro_repeats": 1},
     "laptop": {"nuts_chains_per_device": 4, "nuts_draws": 60, "numpyro_warmup": 500, "numpyro_samples": 2000,
-               "emcee_steps": 10, "repeats": 3},
+               "emcee_steps": 10, "repeats": 3, "numpyro_repeats": 3},
     "large": {"nuts_chains_per_device": 16, "nuts_draws": 200, "numpyro_warmup": 1000, "numpyro_samples": 10000,
-              "emcee_steps": 40, "repeats": 5},
+              "emcee_steps": 40, "repeats": 5, "numpyro_repeats": 3},
 }
 
 
@@ -157,7 +163,11 @@ def bench_nuts(size: dict, num_devices: int, cores: int) -> list[Row]:
     }
     predictions = {m: costmodel.predict(timings[m], predicted[m]) for m in predicted}
     devices = {"one after another": 1, "vmap": 1, "pmap(vmap)": num_devices, "shard_map + lax.map": num_devices}
-    note = f"{cores_available(cores):.2f} of {cores} cores free after the run"
+    # what the model leaves out: one device's work may keep more than one core busy (XLA's own threads),
+    # and then the devices compete for the cores the model gives each of them
+    busy = cores_busy(lockstep, cal_keys[:per_device], jax.tree.map(lambda x: x[:per_device], states), calls=2)
+    note = (f"one device's vmap of {per_device} chains keeps {busy:.2f} cores busy; "
+            f"{cores_available(cores):.2f} of {cores} cores free after the run")
     return _rows("BlackJAX NUTS", timings["one after another"], predictions, num_chains, devices, note)
 
 
@@ -166,23 +176,31 @@ def bench_numpyro(size: dict, num_devices: int, cores: int) -> list[Row]:
     data = make_linear_data(2000, 4, seed=0)
     X, y = jnp.asarray(data.X), jnp.asarray(data.y)
     num_chains = num_devices
-    def timed(method, warmup, samples):
-        """Warm up and sample; the seconds outside compilation, and every iteration's integration steps."""
-        mcmc = MCMC(NUTS(linear_model), num_warmup=warmup, num_samples=samples, num_chains=num_chains,
-                    chain_method=method, progress_bar=False)
-        with CompileLog() as log:
-            start = time.perf_counter()
-            mcmc.warmup(jax.random.key(0), X, y, collect_warmup=True, extra_fields=("num_steps",))
-            warm = np.asarray(mcmc.get_extra_fields(group_by_chain=True)["num_steps"])
-            mcmc.run(jax.random.key(1), X, y, extra_fields=("num_steps",))
-            jax.block_until_ready(mcmc.get_samples(group_by_chain=True))
-            wall = time.perf_counter() - start
+    def timed(method, warmup, samples, repeats=1):
+        """Warm up and sample ``repeats`` times with the same keys: the seconds outside compilation
+        (NumPyro compiles again on each run), and every iteration's integration steps. With more than
+        one repeat, one more run comes first and is left out: a process's first run of a method pays
+        for more than compilation (its first allocations, caches)."""
+        seconds, first = [], 0.0
+        for _ in range(repeats + (repeats > 1)):
+            mcmc = MCMC(NUTS(linear_model), num_warmup=warmup, num_samples=samples, num_chains=num_chains,
+                        chain_method=method, progress_bar=False)
+            with CompileLog() as log:
+                start = time.perf_counter()
+                mcmc.warmup(jax.random.key(0), X, y, collect_warmup=True, extra_fields=("num_steps",))
+                warm = np.asarray(mcmc.get_extra_fields(group_by_chain=True)["num_steps"])
+                mcmc.run(jax.random.key(1), X, y, extra_fields=("num_steps",))
+                jax.block_until_ready(mcmc.get_samples(group_by_chain=True))
+                wall = time.perf_counter() - start
+            seconds.append(wall - log.seconds)
+            first = first or wall
+        seconds = seconds[-repeats:]
         sampled = np.asarray(mcmc.get_extra_fields(group_by_chain=True)["num_steps"])
-        return Timing(method, (wall - log.seconds,), wall), np.concatenate([warm, sampled], axis=1), mcmc
+        return Timing(method, tuple(seconds), first), np.concatenate([warm, sampled], axis=1), mcmc
 
     runs, fixed = {}, {}
     for method in ("sequential", "vectorized", "parallel"):
-        runs[method] = timed(method, size["numpyro_warmup"], size["numpyro_samples"])
+        runs[method] = timed(method, size["numpyro_warmup"], size["numpyro_samples"], size["numpyro_repeats"])
         # NumPyro's fixed cost of a run outside compiled code (set-up, moving results), from runs of one
         # iteration a phase, less that iteration's steps: the faster of two, since the model is a best case
         tiny = [timed(method, 1, 1) for _ in range(2)]
@@ -222,7 +240,9 @@ def bench_numpyro(size: dict, num_devices: int, cores: int) -> list[Row]:
         predictions[method] = costmodel.predict(timing, overhead + model(method, steps),
                                                 f"steps + {1e3 * overhead:.0f} ms fixed cost per run")
     devices = {"sequential": 1, "vectorized": 1, "parallel": num_devices}
-    note = f"{cores_available(cores):.2f} of {cores} cores free after the run"
+    busy = cores_busy(one_chain, jax.tree.map(lambda a: a[0], end), calls=2)
+    note = (f"one chain's NUTS keeps {busy:.2f} cores busy; "
+            f"{cores_available(cores):.2f} of {cores} cores free after the run")
     return _rows("NumPyro", runs["sequential"][0], predictions, num_chains, devices, note)
 
 
@@ -300,18 +320,43 @@ def bench_emcee_jax(size: dict) -> list[Row]:
     batch(start[: walkers // 2])  # compile
     serial = time_call(run, sinusoid.log_prob, False, repeats=repeats, label="NumPy, serial")
     vectorised = time_call(run, batch, True, repeats=repeats, label="JAX, vectorize=True")
+    # emcee's own work (proposals, acceptance, storing the chain): the same run with a log-probability
+    # that costs next to nothing
+    own = time_call(run, _flat_log_prob, True, repeats=repeats, label="emcee alone").best
+    inside = _TimedCalls(batch)
+    run(inside, True)  # the seconds the vectorised calls took inside a real run
     counted = CountingPool(_InProcess())
     emcee.EnsembleSampler(walkers, start.shape[1], sinusoid.log_prob, pool=counted).run_mcmc(start, steps)
     tasks = counted.tasks_per_map  # the whole ensemble once, then two halves a step
     one = time_call(sinusoid.log_prob, start[0], repeats=21).median
     by_width = {n: time_call(batch, start[:n], repeats=21).median for n in set(tasks)}
+    calls = sum(by_width[n] for n in tasks)
     predictions = {
-        "NumPy, serial": costmodel.predict(serial, sum(tasks) * one, "every walker one call"),
-        "JAX, vectorize=True": costmodel.predict(vectorised, sum(by_width[n] for n in tasks),
-                                                 "one call per half ensemble"),
+        "NumPy, serial": costmodel.predict(serial, own + sum(tasks) * one, "emcee + every walker one call"),
+        "JAX, vectorize=True": costmodel.predict(vectorised, own + calls, "emcee + one call per half ensemble"),
     }
     devices = {"NumPy, serial": 1, "JAX, vectorize=True": 1}
-    return _rows("emcee, sinusoid", serial, predictions, walkers, devices, "emcee's own work per step is not in the model")
+    note = (f"inside a run the vectorised calls took {1e3 * inside.seconds:.0f} ms against "
+            f"{1e3 * calls:.0f} ms timed alone; emcee's own work {1e3 * own:.0f} ms")
+    return _rows("emcee, sinusoid", serial, predictions, walkers, devices, note)
+
+
+def _flat_log_prob(thetas: np.ndarray) -> np.ndarray:
+    """A vectorised log-probability that costs next to nothing: emcee's own work, timed."""
+    return -0.5 * np.sum(np.square(thetas), axis=1)
+
+
+class _TimedCalls:
+    """Calls ``fn`` and adds up the seconds its calls take."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn, self.seconds = fn, 0.0
+
+    def __call__(self, *args: Any) -> Any:
+        start = time.perf_counter()
+        out = self.fn(*args)
+        self.seconds += time.perf_counter() - start
+        return out
 
 
 def machine() -> dict[str, Any]:
@@ -354,6 +399,11 @@ def run(size: str = "laptop", out: str | Path = "_build/bench") -> list[Row]:
     if size not in SIZES:
         raise ValueError(f"size must be one of {sorted(SIZES)}, got {size!r}.")
     cores = physical_cores()
+    # Without asynchronous dispatch, JAX's CPU client runs each computation before returning, so no
+    # compilation overlaps a run: NumPyro traces and compiles its post-processing while its sampling
+    # loop still runs, and taking compilation out of such a run would take running time out with it.
+    # The CPU client reads this when it starts: set it first.
+    jax.config.update("jax_cpu_enable_async_dispatch", False)
     # one CPU device per core, or the accelerators chosen with PARALLEL_MCMC_PLATFORM as they are
     use_cpu_devices(1 if os.environ.get(PLATFORM_ENV) else cores)
     num_devices = jax.device_count()
