@@ -115,24 +115,29 @@ def measure_step_cost(
     """Measure a :class:`StepCost`: ``make_step(width)`` returns ``(fn, args)``, one compiled call
     that runs ``steps_per_call`` steps of ``width`` chains.
 
-    Each width is compiled and warmed up first; the median of ``repeats``
-    calls, every output waited for, divided by ``steps_per_call``, is the cost
-    of one step. Use enough steps per call that the fixed cost of a call is
-    negligible beside them.
+    Each width is compiled and warmed up first. Then ``repeats`` rounds call
+    every width once in turn (so a passing load on the machine falls on all
+    widths alike), every output waited for; the fastest call of each width,
+    divided by ``steps_per_call``, is the cost of one step. The fastest, not
+    the median: the model is a best case, and a call slowed by another program
+    must not raise it. Use enough steps per call that the fixed cost of a call
+    is negligible beside them.
     """
     whole_number("steps_per_call", steps_per_call, 1)
     whole_number("repeats", repeats, 1)
-    seconds = []
+    calls = []
     for width in widths:
         whole_number("width", width, 1)
         fn, args = make_step(width)
         jax.block_until_ready(fn(*args))
-        times = []
-        for _ in range(repeats):
+        calls.append((fn, args))
+    times: list[list[float]] = [[] for _ in calls]
+    for _ in range(repeats):
+        for (fn, args), record in zip(calls, times):
             start = time.perf_counter()
             jax.block_until_ready(fn(*args))
-            times.append(time.perf_counter() - start)
-        seconds.append(statistics.median(times) / steps_per_call)
+            record.append(time.perf_counter() - start)
+    seconds = [min(record) / steps_per_call for record in times]
     return StepCost(tuple(int(w) for w in widths), tuple(seconds))
 
 
