@@ -14,7 +14,6 @@ The slow test covers every exercise of the book with one grading run per chapter
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
@@ -36,6 +35,7 @@ from coursework.student import (
     build_student_edition,
     exercise_chapters,
     make_student_notebook,
+    with_answers,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -136,16 +136,7 @@ def toy(tmp_path_factory):
 
 def answered(nb, answers=ANSWERS):
     """The student notebook with the stubs of the given exercises replaced by answers."""
-    nb = copy.deepcopy(nb)
-    seen: dict[str, int] = {}
-    for cell in nb.cells:
-        meta = cell.metadata.get("coursework", {})
-        if meta.get("role") == "stub" and meta["exercise"] in answers:
-            k = seen.get(meta["exercise"], 0)
-            if k < len(answers[meta["exercise"]]):
-                cell.source = answers[meta["exercise"]][k]
-            seen[meta["exercise"]] = k + 1
-    return nb
+    return with_answers(nb, answers)
 
 
 def grade(tmp_path, book, nb, name="submission.ipynb", **limits):

@@ -158,20 +158,16 @@ def test_published_chapter_runs_in_a_fresh_environment_from_the_wheel(tmp_path, 
 @pytest.mark.slow
 def test_answered_student_edition_runs_in_a_fresh_environment(tmp_path, monkeypatch, wheel):
     """The student edition brings the same set-up cell; answered with the book's solutions, every check passes."""
-    from coursework.student import build_student_edition, make_student_notebook
+    from coursework.student import build_student_edition, make_student_notebook, with_answers
 
     chapter = ROOT / "chapters/getting_started/devices.md"
     build_student_edition(ROOT, tmp_path / "student", [chapter], verbose=False)
     student = nbformat.read(tmp_path / "student/chapters/getting_started/devices.ipynb", as_version=4)
     assert SETUP_TAG in student.cells[0].metadata["tags"]
     solutions = {e.label: list(e.solution_code) for e in make_student_notebook(chapter, ROOT).exercises}
-    seen: dict[str, int] = {}
-    for cell in student.cells:
-        meta = cell.metadata.get("coursework", {})
-        if meta.get("role") == "stub":
-            k = seen.get(meta["exercise"], 0)
-            cell.source = solutions[meta["exercise"]][k]
-            seen[meta["exercise"]] = k + 1
-    assert seen and set(seen) == set(solutions)
+    student = with_answers(student, solutions)
+    stubs = [c for c in student.cells if c.metadata.get("coursework", {}).get("role") == "stub"]
+    assert stubs and all(c.source in solutions[c.metadata["coursework"]["exercise"]] for c in stubs), \
+        "a stub was left unanswered"
     printed = run_fresh(student, tmp_path, "fresh-student", fresh_kernel(tmp_path, monkeypatch, wheel, "fresh-student"))
     assert printed.count(": correct.") == len(solutions), printed

@@ -21,6 +21,7 @@ from coursework.student import (
     make_student_notebook,
     normalise,
     solution_lines,
+    with_answers,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -179,6 +180,11 @@ def test_toy_student_edition(tmp_path):
     back = jupytext.read(md)
     assert [c.source for c in back.cells] == [c.source for c in nb.cells]
     assert [c.metadata.get("coursework") for c in back.cells] == [c.metadata.get("coursework") for c in nb.cells]
+    # Answers go in place of the stubs, in order; an exercise left out, or a stub beyond its answers, keeps its stub.
+    solved = with_answers(nb, {"ex-toy-mean": ["total = 6"]})
+    solved_stubs = [c.source for c in solved.cells if c.metadata.get("coursework", {}).get("role") == "stub"]
+    assert solved_stubs == [stubs[0], "total = 6", stubs[2]] and stubs[1] != "total = 6"
+    assert [c.source for c in nb.cells if c.metadata.get("coursework", {}).get("role") == "stub"] == stubs  # a copy
 
 
 def test_leak_check_catches_a_surviving_line(tmp_path, monkeypatch):

@@ -71,6 +71,7 @@ __all__ = [
     "exercise_chapters",
     "is_myst_notebook",
     "make_student_notebook",
+    "with_answers",
     "solution_lines",
     "find_leaks",
     "build_student_edition",
@@ -514,6 +515,25 @@ def make_student_notebook(chapter: Path, root: Path | None = None) -> StudentEdi
         ids.add(c["id"])
     nbformat.validate(student)
     return StudentEdition(rel, student, ordered, kept_text, interface)
+
+
+def with_answers(nb: nbformat.NotebookNode, answers: dict[str, list[str]]) -> nbformat.NotebookNode:
+    """A copy of a student notebook with the stubs of the given exercises replaced by answers, in order.
+
+    ``answers`` maps an exercise's label to the sources of its answer cells
+    (for the book's own solutions: ``Exercise.solution_code``). Exercises
+    missing from ``answers``, and stubs beyond the answers given, keep their stubs.
+    """
+    nb = copy.deepcopy(nb)
+    seen: dict[str, int] = {}
+    for cell in nb.cells:
+        meta = cell.metadata.get(META, {})
+        if meta.get("role") == "stub" and meta.get("exercise") in answers:
+            k = seen.get(meta["exercise"], 0)
+            if k < len(answers[meta["exercise"]]):
+                cell.source = answers[meta["exercise"]][k]
+            seen[meta["exercise"]] = k + 1
+    return nb
 
 
 # --------------------------------------------------------------------------- leak check

@@ -56,7 +56,6 @@ def _gradient_verdict(got: Any, beta: np.ndarray, X: np.ndarray, y: np.ndarray, 
     expect(bool(np.all(np.isfinite(got))), f"{where} returned {got}, which is not finite.")
     if _close(got, want):
         return
-    blocks = np.array_split(pieces, num_devices)
     if _close(got, likelihood):
         raise AssertionError(f"{where} is the log-likelihood's gradient only: add the prior's gradient, -beta / prior_sd**2.")
     if num_devices > 1 and (_close(got, num_devices * likelihood + prior) or _close(got, num_devices * want)):
@@ -72,6 +71,7 @@ def _gradient_verdict(got: Any, beta: np.ndarray, X: np.ndarray, y: np.ndarray, 
             f"{where} counts the prior {num_devices} times, once per device: psum adds whatever each device "
             "holds, so add the prior's gradient once, outside the psum (or only on one device)."
         )
+    blocks = np.array_split(pieces, num_devices)
     if num_devices > 1 and any(_close(got, b.sum(axis=0) + prior) or _close(got, b.sum(axis=0)) for b in blocks):
         raise AssertionError(f"{where} is the gradient of one device's rows only: combine the devices' gradients with psum.")
     if _close(got, want / len(y)) or _close(got, likelihood / len(y) + prior):
@@ -126,8 +126,10 @@ _PAIR_CASES = (
 )
 
 
-def _pairs(num_replicas: int, parity: int) -> list[tuple[int, int]]:
-    return [(i, i + 1) for i in range(parity, num_replicas - 1, 2)]
+def _pairs(num_replicas: int, parity: int) -> tuple[list[tuple[int, int]], list[int]]:
+    """The neighbour pairs ``(i, i + 1)`` with ``i % 2 == parity``, and the replicas left without a partner."""
+    pairs = [(i, i + 1) for i in range(parity, num_replicas - 1, 2)]
+    return pairs, [i for i in range(num_replicas) if not any(i in p for p in pairs)]
 
 
 def _paired_as(got: np.ndarray, pairs: list, alone: list) -> bool:
@@ -152,10 +154,8 @@ def pair_acceptance(fn: Callable[..., Any], cases: Sequence[tuple] | None = None
         got = np.asarray(call(fn, log_p.copy(), betas.copy(), parity, what=where), dtype=np.float64)
         expect(got.shape == (R,), f"{where} returned shape {got.shape}; return one probability per replica: ({R},).")
         expect(bool(np.all(np.isfinite(got))), f"{where} returned {got}: not every entry is finite.")
-        pairs = _pairs(R, int(parity))
-        alone = [i for i in range(R) if not any(i in p for p in pairs)]
-        other = _pairs(R, 1 - int(parity))
-        other_alone = [i for i in range(R) if not any(i in p for p in other)]
+        pairs, alone = _pairs(R, int(parity))
+        other, other_alone = _pairs(R, 1 - int(parity))
         if not _paired_as(got, pairs, alone) and _paired_as(got, other, other_alone) and np.any(got != 0):
             raise AssertionError(
                 f"{where}: these are the pairs of the other parity. With parity {parity} the pairs are "
