@@ -72,6 +72,9 @@ def test_prediction_and_model_speedup():
     s = cm.model_speedup(base, p)
     assert s.ideal == pytest.approx(2.5) and s.efficiency == pytest.approx(p.ratio)
     assert cm.predict(fast, 1.5).beats_model  # faster than its best case: the model is wrong
+    # a lower bound looks at the fastest repeat: one disturbed repeat does not make a method slow
+    disturbed = cm.predict(Timing("disturbed", (1.0, 2.5, 2.6), first_call=3.0), 1.0)
+    assert disturbed.ratio == pytest.approx(1.0 / 2.5) and disturbed.fastest_ratio == pytest.approx(1.0)
     with pytest.raises(TypeError, match="Timing"):
         cm.predict(1.0, 0.5)
     with pytest.raises(TypeError, match="Prediction"):
