@@ -59,9 +59,41 @@ def test_pool_time():
     assert cm.pool_time(16, 2, 2e-3, workers=2, cores=2, master_cores=1.0) == pytest.approx(2 * 32e-3)
     # uneven deal: 5 tasks on 2 workers last 3 task times
     assert cm.pool_time(5, 1, 1.0, workers=2, cores=4) == 3.0
-    assert cm.pool_time(4, 1, 1.0, workers=2, cores=2, overhead_per_task=0.1) == pytest.approx(2.4)
+    # sending overlaps the other worker's work, never the receiving worker's own: worker A gets its
+    # tasks at 0.1 and 1.2 (after its first task), B at 0.2 and 1.3, so B's last answer is back at 2.3
+    assert cm.pool_time(4, 1, 1.0, workers=2, cores=2, overhead_per_task=0.1) == pytest.approx(2.3)
+    # one worker overlaps nothing: every send and every task one after another
+    assert cm.pool_time(4, 1, 1.0, workers=1, cores=2, overhead_per_task=0.1) == pytest.approx(4.4)
+    # no work: the round is all sending, chunk after chunk, whatever the workers (as pool_overhead measures it)
+    assert cm.pool_time(16, 1, 0.0, workers=2, cores=2, overhead_per_task=0.1, chunksize=2) == pytest.approx(1.6)
+    # sending slower than working: the channel decides; 8 chunks of 2 sent back to back, then the last chunk's work
+    assert cm.pool_time(16, 1, 0.05, workers=2, cores=2, overhead_per_task=0.1, chunksize=2) == pytest.approx(1.7)
+    # with the data in args and Pool.map's chunks (process_pools): the overlap keeps the round well below the sum
+    serial_sum = 8 * 2.1e-3 + 16 * 1.77e-3
+    assert cm.pool_time(16, 1, 2.1e-3, workers=2, cores=2, overhead_per_task=1.77e-3, chunksize=2) < 0.8 * serial_sum
+    # more workers than cores: the work spread over the cores decides
+    assert cm.pool_time(16, 1, 1.0, workers=4, cores=2) == pytest.approx(8.0)
+    with pytest.raises(ValueError, match="chunksize"):
+        cm.pool_time(4, 1, 1.0, workers=2, cores=2, chunksize=0)
     with pytest.raises(ValueError, match="leaves none"):
         cm.pool_time(4, 1, 1.0, workers=2, cores=2, master_cores=2)
+
+
+def test_map_chunksize_is_pool_maps(monkeypatch):
+    import multiprocessing.pool
+
+    seen = []
+    get_tasks = multiprocessing.pool.Pool._get_tasks
+    monkeypatch.setattr(
+        multiprocessing.pool.Pool, "_get_tasks", staticmethod(lambda f, it, size: seen.append(size) or get_tasks(f, it, size))
+    )
+    for tasks, workers in [(16, 2), (32, 2), (16, 4), (5, 2), (1, 8), (100, 3)]:
+        with multiprocessing.pool.ThreadPool(workers) as pool:
+            pool.map(abs, range(tasks))  # Pool.map picks the chunk size itself
+        assert seen[-1] == cm.map_chunksize(tasks, workers), (tasks, workers)
+    assert cm.map_chunksize(16, 2) == 2
+    with pytest.raises(ValueError):
+        cm.map_chunksize(0, 2)
 
 
 def test_prediction_and_model_speedup():

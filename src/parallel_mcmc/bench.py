@@ -262,9 +262,19 @@ class _InProcess:
         return [func(t) for t in tasks]
 
 
-def _pool_model(tasks_per_map: Sequence[int], task_seconds: float, workers: int, cores: float, **kw: Any) -> float:
-    """The cost model's time of a run whose ``map`` calls had ``tasks_per_map`` tasks each."""
-    return sum(costmodel.pool_time(n, 1, task_seconds, workers, cores, **kw) for n in tasks_per_map)
+def _pool_model(
+    tasks_per_map: Sequence[int], task_seconds: float, workers: int, cores: float, chunked: bool = False, **kw: Any
+) -> float:
+    """The cost model's time of a run whose ``map`` calls had ``tasks_per_map`` tasks each.
+
+    ``chunked``: the tasks go out in ``Pool.map``'s chunks; otherwise one at a time (an MPI pool).
+    """
+    return sum(
+        costmodel.pool_time(
+            n, 1, task_seconds, workers, cores, chunksize=costmodel.map_chunksize(n, workers) if chunked else 1, **kw
+        )
+        for n in tasks_per_map
+    )
 
 
 def bench_emcee(size: dict, cores: int) -> list[Row]:
@@ -283,7 +293,7 @@ def bench_emcee(size: dict, cores: int) -> list[Row]:
     predictions = {
         "serial": costmodel.predict(serial, sum(tasks) * one_call.median, "every call one after another"),
         f"Pool({workers})": costmodel.predict(
-            pooled, _pool_model(tasks, one_call.median, workers, cores, overhead_per_task=round_trip),
+            pooled, _pool_model(tasks, one_call.median, workers, cores, chunked=True, overhead_per_task=round_trip),
             f"{workers} workers, measured round trip per task"),
     }
     devices = {"serial": 1, f"Pool({workers})": workers}

@@ -38,7 +38,6 @@ it as the cause.
 from __future__ import annotations
 
 import math
-import statistics
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -58,6 +57,7 @@ __all__ = [
     "lockstep_time",
     "sharded_time",
     "pool_time",
+    "map_chunksize",
     "Prediction",
     "predict",
     "model_speedup",
@@ -186,6 +186,16 @@ def sharded_time(steps: Any, step: StepCost, num_devices: int, cores: float, inn
     return concurrent(per_device, cores)
 
 
+def map_chunksize(tasks: int, workers: int) -> int:
+    """The chunk size ``multiprocessing.Pool.map`` picks for ``tasks`` tasks over ``workers`` workers.
+
+    It cuts the tasks into about four chunks a worker: ``ceil(tasks / (4 * workers))``.
+    """
+    tasks = whole_number("tasks", tasks, 1)
+    workers = whole_number("workers", workers, 1)
+    return math.ceil(tasks / (4 * workers))
+
+
 def pool_time(
     tasks_per_round: int,
     rounds: int,
@@ -195,20 +205,29 @@ def pool_time(
     *,
     overhead_per_task: float = 0.0,
     master_cores: float = 0.0,
+    chunksize: int = 1,
 ) -> float:
     """A pool that evaluates ``tasks_per_round`` equal tasks per round, in ``rounds`` rounds one after another.
 
-    emcee evaluates half its walkers per round (two rounds a step). In a round
-    the tasks are dealt out to ``workers`` workers, so the round lasts
-    ``ceil(tasks / workers)`` task times at best; the workers share what is
-    left of ``cores`` after the master's ``master_cores`` (a polling master
-    keeps about one core busy). ``overhead_per_task`` is the measured cost of
-    sending one task and its answer (pickling, messages), paid by the master
-    one task after another.
+    emcee evaluates half its walkers per round (two rounds a step), and the
+    next round cannot start before the last answer of this one is back. In a
+    round the master sends the tasks in chunks of ``chunksize`` (``Pool.map``
+    picks it: :func:`map_chunksize`; an MPI pool sends one task at a time),
+    one chunk after another; ``overhead_per_task`` is the measured cost of
+    sending one task and its answer (pickling, the pipe or the message), so a
+    chunk keeps the channel busy for ``chunksize * overhead_per_task``. A
+    worker takes its next chunk only when it is idle, and then works through
+    it: the sending of one worker's chunk overlaps the others' work, never its
+    own. The workers share what is left of ``cores`` after the master's
+    ``master_cores`` (a polling master keeps about one core busy), so a round
+    also lasts no less than its work spread over those cores. Without
+    overhead and with a core for each worker, a round lasts the busiest
+    worker's ``ceil(tasks / workers)`` task times.
     """
     tasks_per_round = whole_number("tasks_per_round", tasks_per_round, 1)
     rounds = whole_number("rounds", rounds, 1)
     workers = whole_number("workers", workers, 1)
+    chunksize = whole_number("chunksize", chunksize, 1)
     task_seconds = real_number("task_seconds", task_seconds, least=0)
     cores = real_number("cores", cores, above=0)
     overhead_per_task = real_number("overhead_per_task", overhead_per_task, least=0)
@@ -216,11 +235,15 @@ def pool_time(
     free = cores - master_cores
     if free <= 0:
         raise ValueError(f"master_cores ({master_cores}) leaves none of the {cores} cores to the workers.")
-    per_worker = [math.ceil(tasks_per_round / workers) * task_seconds] + [
-        (tasks_per_round // workers) * task_seconds
-    ] * (workers - 1)
-    per_round = concurrent(per_worker, free) + tasks_per_round * overhead_per_task
-    return rounds * per_round
+    full, rest = divmod(tasks_per_round, chunksize)
+    chunks = [chunksize] * full + ([rest] if rest else [])
+    channel_free, worker_idle = 0.0, [0.0] * workers
+    for size in chunks:
+        worker = min(range(workers), key=worker_idle.__getitem__)  # the first worker to be idle takes it
+        channel_free = max(channel_free, worker_idle[worker]) + size * overhead_per_task
+        worker_idle[worker] = channel_free + size * task_seconds
+    cores_bound = chunks[0] * overhead_per_task + tasks_per_round * task_seconds / free
+    return rounds * max(max(worker_idle), cores_bound)
 
 
 @dataclass(frozen=True)
@@ -298,9 +321,11 @@ def pool_overhead(pool: Any, fn: Callable[[Any], Any], tasks: Sequence[Any], rep
 
     Give ``fn``, a task function that does no work but pickles like the real
     one (the same arguments, the same data), and ``tasks``, one round of
-    tasks: the median of ``repeats`` maps over ``len(tasks)`` is all
-    overhead (pickling, sending, waking a worker, the answers coming back).
-    One untimed map first lets the workers start.
+    tasks: a map of them is all overhead (pickling, sending, waking a worker,
+    the answers coming back). One untimed map first lets the workers start;
+    of the ``repeats`` timed maps the fastest, over ``len(tasks)``, is the
+    overhead per task. The fastest, not the median: the model is a best case,
+    and a map slowed by another program must not raise it.
     """
     whole_number("repeats", repeats, 1)
     tasks = list(tasks)
@@ -314,4 +339,4 @@ def pool_overhead(pool: Any, fn: Callable[[Any], Any], tasks: Sequence[Any], rep
         start = time.perf_counter()
         pool.map(fn, tasks)
         times.append(time.perf_counter() - start)
-    return statistics.median(times) / len(tasks)
+    return min(times) / len(tasks)
