@@ -29,15 +29,13 @@ $(ASSETS): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# The execution cache only hashes the notebooks: clear it when the helper package changes.
+# The execution cache only hashes the notebooks: clear it when the helper package changes
+# (_ext/execution_cache.py; `make test` fills it from the notebook tests before it builds the site).
 book: $(STAMP) $(ASSETS)
-	@mkdir -p _build
-	@if [ ! -e _build/.src-stamp ] || [ -n "$$(find src -newer _build/.src-stamp -type f | head -n 1)" ]; then \
-		echo "src/ changed: executing every notebook again"; rm -rf _build/.jupyter_cache; fi
+	@$(PY) _ext/execution_cache.py forget-if-src-changed
 	@# Sphinx keeps the pages it wrote with warnings as up to date: forget them when the build fails,
 	@# so that the next `make book` reads every page again instead of passing without looking.
 	$(VENV)/bin/jupyter-book build . --path-output . $(JB_FLAGS) || { rm -rf _build/.doctrees; exit 1; }
-	@touch _build/.src-stamp
 	@echo "Open _build/html/index.html"
 
 test: $(STAMP) $(ASSETS)

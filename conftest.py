@@ -5,17 +5,27 @@ Every ``.md`` file under the test paths whose front matter names a
 is written) and nbval runs its code cells, one test per cell, in a fresh
 kernel per notebook. Cells tagged ``raises-exception`` must raise; cells
 tagged ``skip-execution`` are skipped, as in the book build.
+
+The notebooks are collected before the other tests (``testpaths`` in
+pyproject.toml), and each one that runs without a failure goes into the site
+build's execution cache with nbval's outputs (``_ext/execution_cache.py``), so
+the site build in ``tests/test_site.py`` executes none of them again.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from unittest import mock
 
 import jupytext
 import nbval.plugin
 import pytest
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT / "_ext"))
+import execution_cache  # noqa: E402
 
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
 
@@ -82,3 +92,76 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         flag = f"  over the {NOTEBOOK_BUDGET_S:.0f} s budget" if seconds > NOTEBOOK_BUDGET_S else ""
         terminalreporter.write_line(f"{seconds:7.1f} s  {path}{flag}")
     terminalreporter.write_line(f"{sum(_notebook_seconds.values()):7.1f} s  in all")
+
+
+# --- nbval's runs go into the site build's execution cache ---------------------------
+
+
+def _adjacent_streams(outputs):
+    """Merge consecutive outputs of one stream, as Jupyter keeps them.
+
+    nbval's own ``coalesce_streams`` merges all of a stream's outputs into its
+    first, which moves text printed after a figure to before it; the page would
+    show that. A line rewritten after a carriage return (a progress bar) keeps
+    its last text, as nbval does.
+    """
+    merged = []
+    for out in outputs:
+        last = merged[-1] if merged else None
+        if out.output_type == "stream" and last is not None and last.output_type == "stream" and last.name == out.name:
+            last.text += out.text
+        else:
+            merged.append(out)
+    for out in merged:
+        if out.output_type == "stream":
+            out.text = nbval.plugin.carriagereturn_pat.sub("", out.text)
+    return merged
+
+
+nbval.plugin.coalesce_streams = _adjacent_streams
+
+_cells_of: dict = {}  # notebook -> its cell items, in order
+_cell_ok: dict = {}  # cell item -> no phase of it failed (a cell tagged to be skipped counts as passed)
+_teardowns: dict = {}  # notebook -> how many of its cells are done
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    for item in session.items:
+        if isinstance(item, nbval.plugin.IPyNbCell):
+            _cells_of.setdefault(item.parent, []).append(item)
+    if _cells_of and not session.config.option.collectonly:
+        execution_cache.forget_if_src_changed()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    if item.parent not in _cells_of:
+        return
+    report = outcome.get_result()
+    tagged_skip = report.skipped and item.options["skip"] and not hasattr(report, "wasxfail")
+    _cell_ok[item] = _cell_ok.get(item, True) and (report.passed or tagged_skip)
+    if call.when == "teardown":
+        _teardowns[item.parent] = _teardowns.get(item.parent, 0) + 1
+        if _teardowns[item.parent] == len(_cells_of[item.parent]):
+            _store_run(item.parent)
+
+
+def _store_run(notebook_item) -> None:
+    """Put a notebook that nbval ran without a failure into the site build's cache."""
+    cells = _cells_of[notebook_item]
+    if not all(_cell_ok.get(cell, False) for cell in cells):
+        return
+    from ipykernel.ipkernel import IPythonKernel
+
+    notebook = jupytext.read(notebook_item.path)  # as the site build reads it: no tags added
+    # nbval's kernel runs in this interpreter (--nbval-current-env): the language it would report
+    notebook.metadata["language_info"] = dict(IPythonKernel.language_info)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    if len(code) != len(cells):
+        return
+    for count, (cell, item) in enumerate(zip(code, cells), start=1):
+        cell.outputs = list(item.test_outputs or [])
+        cell.execution_count = count if item.test_outputs is not None else None
+    seconds = _notebook_seconds.get(notebook_item.nodeid, 0.0)
+    execution_cache.store(notebook, Path(notebook_item.path), seconds)

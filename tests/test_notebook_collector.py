@@ -1,5 +1,9 @@
-"""The collector in the root conftest.py: MyST notebooks become nbval tests."""
+"""The collector in the root conftest.py: MyST notebooks become nbval tests, whose runs fill the site's cache."""
 
+import os
+import shutil
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -29,6 +33,8 @@ def cell(source: str, tags: str = "") -> str:
 @pytest.fixture
 def book(pytester):
     pytester.makeconftest((ROOT / "conftest.py").read_text())
+    (pytester.path / "_ext").mkdir()
+    shutil.copy(ROOT / "_ext" / "execution_cache.py", pytester.path / "_ext")
 
     def run(*extra):
         return pytester.runpytest_subprocess(
@@ -76,3 +82,73 @@ def test_plain_markdown_is_not_collected(book):
     pytester.makefile(".md", prose="# Just prose\n\n```python\nraise ValueError\n```\n")
     result = run()
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def _site_reads(path):
+    """The notebook the site build makes of a MyST page, and the cache record it would find (or None)."""
+    from jupyter_cache import get_cache
+    from myst_nb.core.read import read_myst_markdown_notebook
+    from myst_parser.config.main import MdParserConfig
+
+    notebook = read_myst_markdown_notebook(path.read_text(), MdParserConfig(), path=str(path))
+    cache = get_cache(str(path.parent / "_build" / ".jupyter_cache"))
+    try:
+        cache.match_cache_notebook(notebook)
+    except KeyError:
+        return notebook, None
+    return cache.merge_match_into_notebook(notebook)[1], True
+
+
+def test_a_notebook_that_passes_goes_into_the_site_cache_with_its_outputs_in_order(book):
+    pytester, run = book
+    prints_and_shows = "\n".join([
+        "from IPython.display import display, Markdown",
+        "print('before')",
+        "print('0%', end='\\r')",
+        "print('100%')",
+        "display(Markdown('**shown**'))",
+        "print('after')",
+    ])
+    page = (
+        FRONT
+        + cell(prints_and_shows)
+        + cell("raise SystemExit('never run')", "skip-execution")
+        + cell("1 / 0", "raises-exception")
+        + cell("6 * 7")
+    )
+    pytester.makefile(".md", passing=page, failing=FRONT + cell("x = 1") + cell("assert x == 2"))
+    run().assert_outcomes(passed=4, failed=1, skipped=1)
+    notebook, found = _site_reads(pytester.path / "passing.md")
+    assert found, "the passing notebook is not in the cache"
+    first, skipped, raising, last = [c for c in notebook.cells if c.cell_type == "code"]
+    assert [(o.output_type, o.get("name")) for o in first.outputs] == [
+        ("stream", "stdout"), ("display_data", None), ("stream", "stdout")]  # in the order they came
+    assert first.outputs[0].text == "before\n100%\n" and first.outputs[2].text == "after\n"  # a rewritten line: its end
+    assert skipped.outputs == []
+    assert raising.outputs[0].output_type == "error" and raising.outputs[0].ename == "ZeroDivisionError"
+    assert last.outputs[0].data["text/plain"] == "42"
+    assert notebook.metadata["language_info"]["pygments_lexer"] == "ipython3"  # the page needs it to highlight code
+    assert _site_reads(pytester.path / "failing.md")[1] is None, "a failing notebook must be executed by the site build"
+
+
+def test_the_cache_is_forgotten_when_the_helper_package_changes(tmp_path):
+    sys.path.insert(0, str(ROOT / "_ext"))
+    try:
+        import execution_cache
+    finally:
+        sys.path.remove(str(ROOT / "_ext"))
+    src, cache, stamp = tmp_path / "src", tmp_path / "cache", tmp_path / "stamp"
+    (src / "pkg" / "__pycache__").mkdir(parents=True)
+    (src / "pkg" / "mod.py").write_text("x = 1\n")
+    cache.mkdir()
+    assert execution_cache.forget_if_src_changed(cache, src, stamp), "no stamp yet: forget"
+    assert not cache.exists() and stamp.exists()
+    cache.mkdir()
+    later = time.time() + 5
+    (src / "pkg" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"")
+    os.utime(src / "pkg" / "__pycache__" / "mod.cpython-311.pyc", (later, later))
+    assert not execution_cache.forget_if_src_changed(cache, src, stamp), "Python's own cache is not a change"
+    assert cache.exists()
+    os.utime(src / "pkg" / "mod.py", (later + 5, later + 5))
+    assert execution_cache.forget_if_src_changed(cache, src, stamp)
+    assert not cache.exists()
