@@ -16,6 +16,12 @@ are published in ``wheels/``.
 3. Write each script tag once, and give the colour mode a valid default ("auto"). Jupyter Book registers sphinx-thebe's
 configuration script twice, and the second copy throws "Identifier
 'THEBE_JS_URL' has already been declared" in the browser.
+
+4. Keep the outputs of a notebook taken from the execution cache in the
+executed notebook that is published. myst-nb renders the cached notebook but
+writes the notebook it read, without outputs, to ``jupyter_execute/`` (and so
+to ``_sources/``); ``make test`` fills the cache from the notebook tests, so
+without this every published notebook would come without its outputs.
 """
 
 from __future__ import annotations
@@ -95,7 +101,28 @@ def publish_notebooks(app, exception):
     publish_site(app.outdir, Path(app.outdir).parent / "jupyter_execute", root, url)
 
 
+def keep_cached_outputs() -> None:
+    """Make myst-nb's cache client put a cached notebook's cells into the notebook it was given (see 4. above)."""
+    from myst_nb.core.execute.cache import NotebookClientCache
+
+    start = NotebookClientCache.start_client
+    if getattr(start, "keeps_cached_outputs", False):
+        return
+
+    def start_client(self):
+        read = self._notebook
+        start(self)
+        if self._notebook is not read:  # merged from the cache into a copy: the copy has the outputs
+            read.cells[:] = self._notebook.cells
+            read.metadata.update(self._notebook.metadata)
+            self._notebook = read
+
+    start_client.keeps_cached_outputs = True
+    NotebookClientCache.start_client = start_client
+
+
 def setup(app):
+    keep_cached_outputs()
     app.connect("html-page-context", retarget_launch_buttons, priority=900)
     app.connect("html-page-context", drop_duplicate_scripts, priority=900)
     app.connect("build-finished", write_binder_requirements)

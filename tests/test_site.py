@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import re
 import shutil
 import subprocess
@@ -142,6 +143,16 @@ def test_search_finds_a_known_word(site, browser):
     results.first.wait_for(timeout=20_000)
     links = [results.nth(i).locator("a").first.get_attribute("href") for i in range(results.count())]
     assert any(re.search(r"getting_started/devices\.html", href or "") for href in links), links
+
+
+def test_published_notebooks_have_their_outputs(site):
+    """The notebooks behind the download and launch buttons are the executed ones, even when they came from the cache."""
+    published = sorted((HTML / "_sources" / "chapters").rglob("*.ipynb"))
+    assert len(published) >= 20, published
+    for path in published:
+        notebook = json.loads(path.read_text())
+        code = [c for c in notebook["cells"] if c["cell_type"] == "code"]
+        assert sum(len(c.get("outputs", [])) for c in code[1:]) > 0, f"{path.name} has no outputs"  # code[0]: set-up cell
 
 
 def test_launch_and_download_buttons_point_at_the_notebook(site, browser):
