@@ -122,7 +122,6 @@ nbval.plugin.coalesce_streams = _adjacent_streams
 
 _cells_of: dict = {}  # notebook -> its cell items, in order
 _cell_ok: dict = {}  # cell item -> no phase of it failed (a cell tagged to be skipped counts as passed)
-_teardowns: dict = {}  # notebook -> how many of its cells are done
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -141,10 +140,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = outcome.get_result()
     tagged_skip = report.skipped and item.options["skip"] and not hasattr(report, "wasxfail")
     _cell_ok[item] = _cell_ok.get(item, True) and (report.passed or tagged_skip)
-    if call.when == "teardown":
-        _teardowns[item.parent] = _teardowns.get(item.parent, 0) + 1
-        if _teardowns[item.parent] == len(_cells_of[item.parent]):
-            _store_run(item.parent)
+    if call.when == "teardown" and item is _cells_of[item.parent][-1]:
+        _store_run(item.parent)
 
 
 def _store_run(notebook_item) -> None:
@@ -158,9 +155,7 @@ def _store_run(notebook_item) -> None:
     # nbval's kernel runs in this interpreter (--nbval-current-env): the language it would report
     notebook.metadata["language_info"] = dict(IPythonKernel.language_info)
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
-    if len(code) != len(cells):
-        return
-    for count, (cell, item) in enumerate(zip(code, cells), start=1):
+    for count, (cell, item) in enumerate(zip(code, cells, strict=True), start=1):  # nbval: an item a code cell
         cell.outputs = list(item.test_outputs or [])
         cell.execution_count = count if item.test_outputs is not None else None
     seconds = _notebook_seconds.get(notebook_item.nodeid, 0.0)

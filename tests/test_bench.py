@@ -10,21 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from parallel_mcmc import costmodel
-from parallel_mcmc.bench import SIZES, _pool_model, run
+from parallel_mcmc.bench import SIZES, run
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def test_pool_model_adds_one_round_per_map():
-    # a map of 32 tasks and two of 16 on 2 workers and 2 cores, 1 ms a task
-    expected = 16e-3 + 8e-3 + 8e-3
-    assert _pool_model([32, 16, 16], 1e-3, workers=2, cores=2) == pytest.approx(expected)
-    assert _pool_model([16], 1e-3, workers=2, cores=2, overhead_per_task=1e-4) == pytest.approx(
-        costmodel.pool_time(16, 1, 1e-3, 2, 2, overhead_per_task=1e-4))
-    # a process pool's map sends chunks of 2 here (16 tasks, 2 workers); an MPI pool one task at a time
-    assert _pool_model([16], 1e-3, workers=2, cores=2, chunked=True, overhead_per_task=1e-4) == pytest.approx(
-        costmodel.pool_time(16, 1, 1e-3, 2, 2, overhead_per_task=1e-4, chunksize=2))
 
 
 def test_unknown_size_is_refused():

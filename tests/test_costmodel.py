@@ -79,6 +79,20 @@ def test_pool_time():
         cm.pool_time(4, 1, 1.0, workers=2, cores=2, master_cores=2)
 
 
+def test_pool_run_time_adds_one_round_per_map():
+    # a map of 32 tasks and two of 16 on 2 workers and 2 cores, 1 ms a task
+    assert cm.pool_run_time([32, 16, 16], 1e-3, workers=2, cores=2) == pytest.approx(16e-3 + 8e-3 + 8e-3)
+    # one task at a time (an MPI pool) unless Pool.map's chunks are asked for: 16 tasks on 2 workers, chunks of 2
+    kw = dict(workers=2, cores=2, overhead_per_task=1e-4)
+    assert cm.pool_run_time([16], 1e-3, **kw) == pytest.approx(cm.pool_time(16, 1, 1e-3, 2, 2, overhead_per_task=1e-4))
+    assert cm.pool_run_time([16], 1e-3, pool_map_chunks=True, **kw) == pytest.approx(
+        cm.pool_time(16, 1, 1e-3, 2, 2, overhead_per_task=1e-4, chunksize=2))
+    # a master that keeps one of the two cores leaves the workers one: all 16 ms of work on it, not 8 ms each
+    assert cm.pool_run_time([16], 1e-3, master_cores=1.0, workers=2, cores=2) == pytest.approx(16e-3)
+    with pytest.raises(ValueError, match="empty"):
+        cm.pool_run_time([], 1e-3, workers=2, cores=2)
+
+
 def test_map_chunksize_is_pool_maps(monkeypatch):
     import multiprocessing.pool
 

@@ -262,21 +262,6 @@ class _InProcess:
         return [func(t) for t in tasks]
 
 
-def _pool_model(
-    tasks_per_map: Sequence[int], task_seconds: float, workers: int, cores: float, chunked: bool = False, **kw: Any
-) -> float:
-    """The cost model's time of a run whose ``map`` calls had ``tasks_per_map`` tasks each.
-
-    ``chunked``: the tasks go out in ``Pool.map``'s chunks; otherwise one at a time (an MPI pool).
-    """
-    return sum(
-        costmodel.pool_time(
-            n, 1, task_seconds, workers, cores, chunksize=costmodel.map_chunksize(n, workers) if chunked else 1, **kw
-        )
-        for n in tasks_per_map
-    )
-
-
 def bench_emcee(size: dict, cores: int) -> list[Row]:
     """emcee with a log-probability of known cost: serial, a process pool, MPI; and NumPy against vectorised JAX."""
     steps, repeats = size["emcee_steps"], size["repeats"]
@@ -293,7 +278,8 @@ def bench_emcee(size: dict, cores: int) -> list[Row]:
     predictions = {
         "serial": costmodel.predict(serial, sum(tasks) * one_call.median, "every call one after another"),
         f"Pool({workers})": costmodel.predict(
-            pooled, _pool_model(tasks, one_call.median, workers, cores, chunked=True, overhead_per_task=round_trip),
+            pooled, costmodel.pool_run_time(tasks, one_call.median, workers, cores, overhead_per_task=round_trip,
+                                    pool_map_chunks=True),
             f"{workers} workers, measured round trip per task"),
     }
     devices = {"serial": 1, f"Pool({workers})": workers}
@@ -309,7 +295,7 @@ def bench_emcee(size: dict, cores: int) -> list[Row]:
             subprocess.run(cmd, check=True, capture_output=True, timeout=600)
             result = dict(np.load(out))
         mpi_run = Timing(f"MPI, {workers} ranks", tuple(result["times"]), float(result["first_time"]))
-        predicted = _pool_model(result["tasks_per_map"].tolist(), one_call.median, workers, cores)
+        predicted = costmodel.pool_run_time(result["tasks_per_map"].tolist(), one_call.median, workers, cores)
         predictions[mpi_run.label] = costmodel.predict(mpi_run, predicted, f"{workers} ranks, master shares")
         devices[mpi_run.label] = workers
     note = f"{cores_available(cores):.2f} of {cores} cores free after the run"

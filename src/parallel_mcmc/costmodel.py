@@ -57,6 +57,7 @@ __all__ = [
     "lockstep_time",
     "sharded_time",
     "pool_time",
+    "pool_run_time",
     "map_chunksize",
     "Prediction",
     "predict",
@@ -244,6 +245,34 @@ def pool_time(
         worker_idle[worker] = channel_free + size * task_seconds
     cores_bound = chunks[0] * overhead_per_task + tasks_per_round * task_seconds / free
     return rounds * max(max(worker_idle), cores_bound)
+
+
+def pool_run_time(
+    tasks_per_map: Sequence[int],
+    task_seconds: float,
+    workers: int,
+    cores: float,
+    *,
+    overhead_per_task: float = 0.0,
+    master_cores: float = 0.0,
+    pool_map_chunks: bool = False,
+) -> float:
+    """A run whose maps had ``tasks_per_map`` tasks each, one map after another: a :func:`pool_time` round a map.
+
+    ``pool_map_chunks``: the tasks go out in the chunks ``multiprocessing.Pool.map``
+    picks (:func:`map_chunksize`); otherwise one at a time, as an MPI pool sends them.
+    """
+    tasks_per_map = [whole_number("tasks in a map", n, 1) for n in tasks_per_map]
+    if not tasks_per_map:
+        raise ValueError("tasks_per_map is empty: pass the task count of every map the run made.")
+    return sum(
+        pool_time(
+            n, 1, task_seconds, workers, cores,
+            overhead_per_task=overhead_per_task, master_cores=master_cores,
+            chunksize=map_chunksize(n, workers) if pool_map_chunks else 1,
+        )
+        for n in tasks_per_map
+    )
 
 
 @dataclass(frozen=True)
