@@ -11,7 +11,10 @@ executes none of them a second time.
 The hash does not see the helper package the notebooks import, so the cache is
 only good for the ``src/`` it ran with: :func:`forget_if_src_changed` empties it
 when a file under ``src/`` is newer than ``_build/.src-stamp``, and stamps the
-moment it did. The Makefile calls it before every build, ``conftest.py`` before
+moment it did. It also forgets Sphinx's record of the pages it read
+(``_build/.doctrees``): Sphinx reads again only the pages whose text changed,
+so with the cache alone emptied, a page left unchanged would keep the outputs
+of the old ``src/`` and never run again. The Makefile calls it before every build, ``conftest.py`` before
 nbval runs anything.
 
 Run as a script: ``python _ext/execution_cache.py forget-if-src-changed``.
@@ -26,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "_build" / ".jupyter_cache"
 STAMP = ROOT / "_build" / ".src-stamp"
+DOCTREES = ROOT / "_build" / ".doctrees"
 SOURCES = ROOT / "src"
 
 
@@ -45,11 +49,14 @@ def src_changed(src: Path = SOURCES, stamp: Path = STAMP) -> bool:
     return any(p.stat().st_mtime > since for p in _source_files(src))
 
 
-def forget_if_src_changed(cache: Path = CACHE, src: Path = SOURCES, stamp: Path = STAMP) -> bool:
-    """Empty the cache if ``src`` changed since the stamp, then stamp; True if it was emptied."""
+def forget_if_src_changed(
+    cache: Path = CACHE, src: Path = SOURCES, stamp: Path = STAMP, doctrees: Path = DOCTREES
+) -> bool:
+    """Empty the cache and Sphinx's doctrees if ``src`` changed since the stamp, then stamp; True if emptied."""
     changed = src_changed(src, stamp)
     if changed:
         shutil.rmtree(cache, ignore_errors=True)
+        shutil.rmtree(doctrees, ignore_errors=True)
     stamp.parent.mkdir(parents=True, exist_ok=True)
     stamp.touch()
     return changed

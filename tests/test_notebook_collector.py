@@ -136,18 +136,19 @@ def test_the_cache_is_forgotten_when_the_helper_package_changes(tmp_path):
         import execution_cache
     finally:
         sys.path.remove(str(ROOT / "_ext"))
-    src, cache, stamp = tmp_path / "src", tmp_path / "cache", tmp_path / "stamp"
+    src, cache, stamp, doctrees = tmp_path / "src", tmp_path / "cache", tmp_path / "stamp", tmp_path / "doctrees"
     (src / "pkg" / "__pycache__").mkdir(parents=True)
     (src / "pkg" / "mod.py").write_text("x = 1\n")
     cache.mkdir()
-    assert execution_cache.forget_if_src_changed(cache, src, stamp), "no stamp yet: forget"
-    assert not cache.exists() and stamp.exists()
+    doctrees.mkdir()
+    assert execution_cache.forget_if_src_changed(cache, src, stamp, doctrees), "no stamp yet: forget"
+    assert not cache.exists() and not doctrees.exists() and stamp.exists()  # every page is read and run again
     cache.mkdir()
     later = time.time() + 5
     (src / "pkg" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"")
     os.utime(src / "pkg" / "__pycache__" / "mod.cpython-311.pyc", (later, later))
-    assert not execution_cache.forget_if_src_changed(cache, src, stamp), "Python's own cache is not a change"
+    assert not execution_cache.forget_if_src_changed(cache, src, stamp, doctrees), "Python's own cache is not a change"
     assert cache.exists()
     os.utime(src / "pkg" / "mod.py", (later + 5, later + 5))
-    assert execution_cache.forget_if_src_changed(cache, src, stamp)
+    assert execution_cache.forget_if_src_changed(cache, src, stamp, doctrees)
     assert not cache.exists()
