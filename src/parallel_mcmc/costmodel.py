@@ -102,6 +102,19 @@ class StepCost:
         """Seconds per chain-step at ``width``: below ``at(1)`` when vectorising pays."""
         return self.at(width) / width
 
+    def fastest(self, other: "StepCost") -> "StepCost":
+        """Width by width, the faster of two measurements of the same widths.
+
+        Measure before and after the runs a prediction is for, and keep the
+        fastest: a slow spell of the machine during one measurement then
+        cannot raise the best case.
+        """
+        if not isinstance(other, StepCost):
+            raise TypeError(f"other must be a StepCost, got {type(other).__name__}.")
+        if other.widths != self.widths:
+            raise ValueError(f"both measurements must have the same widths, got {self.widths} and {other.widths}.")
+        return StepCost(self.widths, tuple(min(a, b) for a, b in zip(self.seconds, other.seconds, strict=True)))
+
     def __str__(self) -> str:
         parts = ", ".join(f"{w}: {s * 1e6:.1f} µs" for w, s in zip(self.widths, self.seconds))
         return f"one step at width {parts}"
