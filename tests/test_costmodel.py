@@ -174,3 +174,20 @@ def test_pool_overhead_refuses_nonsense():
         cm.pool_overhead(_SlowMap(), abs, [])
     with pytest.raises(TypeError, match="map method"):
         cm.pool_overhead(object(), abs, [1])
+
+
+def test_below_model_names_the_worst_ratio_and_what_its_repeats_say():
+    steady = cm.predict(Timing("steady", (1.0, 1.0, 1.0), 2.0), 0.9)
+    disturbed = cm.predict(Timing("disturbed", (0.5, 1.0, 1.0), 2.0), 0.45)  # ratio 0.45, fastest repeat 0.9
+    slow = cm.predict(Timing("slow", (1.0, 1.0, 1.1), 2.0), 0.5)  # ratio 0.5, fastest repeat 0.5
+    assert cm.below_model([steady], "unused.").startswith("Every ratio is at 0.8 or above")
+    text = cm.below_model([steady, disturbed, slow], "Both devices shared the cores.")
+    assert "disturbed at 0.45" in text and "spread 50%" in text and "fastest repeat gives 0.90" in text
+    assert "other programs" in text and "shared the cores" not in text
+    text = cm.below_model([steady, slow], "Both devices shared the cores.")
+    assert "slow at 0.50, 0.50 even at its fastest repeat. Both devices shared the cores." in text
+    assert cm.below_model([slow], "x", threshold=0.4).startswith("Every ratio is at 0.4")
+    with pytest.raises(TypeError, match="Prediction"):
+        cm.below_model([], "x")
+    with pytest.raises(ValueError, match="cause"):
+        cm.below_model([slow], " ")

@@ -62,6 +62,7 @@ __all__ = [
     "Prediction",
     "predict",
     "model_speedup",
+    "below_model",
     "pool_overhead",
 ]
 
@@ -339,6 +340,31 @@ def predict(measured: Timing, predicted: float, reason: str = "") -> Prediction:
     if not isinstance(measured, Timing):
         raise TypeError(f"measured must be a Timing from time_call(), got {type(measured).__name__}.")
     return Prediction(measured, real_number("predicted", predicted, above=0), reason)
+
+
+def below_model(predictions: Sequence[Prediction], cause: str, threshold: float = 0.8) -> str:
+    """A sentence on the worst of ``predictions``, for the text of a page: every ratio at ``threshold``
+    or above; or the worst below it, with what its repeats say.
+
+    Where the worst one's fastest repeat keeps up with the model, the slower repeats are time other
+    programs took. Where even its fastest repeat falls below, a cost the model does not count slowed
+    it, and ``cause`` (a sentence from the page's own readings) says which.
+    """
+    predictions = list(predictions)
+    if not predictions or not all(isinstance(p, Prediction) for p in predictions):
+        raise TypeError("predictions must be one or more Prediction objects from costmodel.predict().")
+    if not isinstance(cause, str) or not cause.strip():
+        raise ValueError("cause must be a sentence naming what the model leaves out on this page.")
+    real_number("threshold", threshold, above=0)
+    worst = min(predictions, key=lambda p: p.ratio)
+    if worst.ratio >= threshold:
+        return f"Every ratio is at {threshold:g} or above: the model accounts for every run."
+    head = f"Below {threshold:g}, which the book flags: {worst.measured.label} at {worst.ratio:.2f}"
+    if worst.fastest_ratio >= threshold:
+        return (f"{head}, whose repeats spread {worst.spread:.0%}. Its fastest repeat gives "
+                f"{worst.fastest_ratio:.2f}, so it can run as the model says; the slower repeats are time "
+                "other programs on the machine took.")
+    return f"{head}, {worst.fastest_ratio:.2f} even at its fastest repeat. {cause.strip()}"
 
 
 def model_speedup(baseline: Timing, candidate: Prediction) -> Speedup:
