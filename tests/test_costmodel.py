@@ -187,6 +187,8 @@ def test_below_model_names_the_worst_ratio_and_what_its_repeats_say():
     text = cm.below_model([steady, slow], "Both devices shared the cores.")
     assert "slow at 0.50, 0.50 even at its fastest repeat. Both devices shared the cores." in text
     assert cm.below_model([slow], "x", threshold=0.4).startswith("Every ratio is at 0.4")
+    once = cm.predict(Timing("once", (1.0,), 2.0), 0.5)
+    assert cm.below_model([once], "Host work.") == "Below 0.8, which the book flags: once at 0.50, from its one run. Host work."
     with pytest.raises(TypeError, match="Prediction"):
         cm.below_model([], "x")
     with pytest.raises(ValueError, match="cause"):

@@ -347,8 +347,8 @@ def below_model(predictions: Sequence[Prediction], cause: str, threshold: float 
     or above; or the worst below it, with what its repeats say.
 
     Where the worst one's fastest repeat keeps up with the model, the slower repeats are time other
-    programs took. Where even its fastest repeat falls below, a cost the model does not count slowed
-    it, and ``cause`` (a sentence from the page's own readings) says which.
+    programs took. Where even its fastest repeat falls below, or it was run only once, a cost the
+    model does not count slowed it, and ``cause`` (a sentence from the page's own readings) says which.
     """
     predictions = list(predictions)
     if not predictions or not all(isinstance(p, Prediction) for p in predictions):
@@ -360,6 +360,8 @@ def below_model(predictions: Sequence[Prediction], cause: str, threshold: float 
     if worst.ratio >= threshold:
         return f"Every ratio is at {threshold:g} or above: the model accounts for every run."
     head = f"Below {threshold:g}, which the book flags: {worst.measured.label} at {worst.ratio:.2f}"
+    if len(worst.measured.times) == 1:
+        return f"{head}, from its one run. {cause.strip()}"
     if worst.fastest_ratio >= threshold:
         return (f"{head}, whose repeats spread {worst.spread:.0%}. Its fastest repeat gives "
                 f"{worst.fastest_ratio:.2f}, so it can run as the model says; the slower repeats are time "
