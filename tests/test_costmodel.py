@@ -193,3 +193,12 @@ def test_below_model_names_the_worst_ratio_and_what_its_repeats_say():
         cm.below_model([], "x")
     with pytest.raises(ValueError, match="cause"):
         cm.below_model([slow], " ")
+
+
+def test_cores_cause_says_whether_the_devices_had_their_cores():
+    assert cm.cores_cause(1.2, 2, "`shard_map`") == (
+        "While `shard_map` ran, this process kept 1.20 of the 2 cores busy: "
+        "the devices did not get a core each, as the model counts.")
+    assert cm.cores_cause(1.95, 2, "it").endswith("so the cost is one the model does not count.")
+    with pytest.raises(ValueError):
+        cm.cores_cause(-1.0, 2, "it")

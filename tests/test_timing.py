@@ -43,6 +43,24 @@ def test_median_and_spread():
     assert "median 2.00 s over 3 runs" in str(t)
 
 
+def test_time_with_calibration_times_both_in_the_same_rounds_and_returns_them_apart():
+    order = []
+
+    def call(name):
+        order.append(name)
+        return name
+
+    (timings, outputs), (calibration, calibration_out) = timing.time_with_calibration(
+        {"run": (call, "run")}, {"cost": (call, "cost")}, repeats=2)
+    assert order == ["run", "cost"] * 3  # compile, then two rounds, taking turns
+    assert list(timings) == ["run"] and list(calibration) == ["cost"] and len(calibration["cost"].times) == 2
+    assert outputs == {"run": "run"} and calibration_out == {"cost": "cost"}
+    with pytest.raises(ValueError, match="own label"):
+        timing.time_with_calibration({"a": (call, "a")}, {"a": (call, "a")})
+    with pytest.raises(TypeError, match="calibration"):
+        timing.time_with_calibration({"a": (call, "a")}, {})
+
+
 def test_combined_keeps_every_repeat_of_both_measurements():
     before = Timing("one call", (3.0, 2.5), first_call=10.0)
     after = Timing("again", (1.0, 4.0, 2.0), first_call=1.0)

@@ -63,6 +63,7 @@ __all__ = [
     "predict",
     "model_speedup",
     "below_model",
+    "cores_cause",
     "pool_overhead",
 ]
 
@@ -367,6 +368,16 @@ def below_model(predictions: Sequence[Prediction], cause: str, threshold: float 
                 f"{worst.fastest_ratio:.2f}, so it can run as the model says; the slower repeats are time "
                 "other programs on the machine took.")
     return f"{head}, {worst.fastest_ratio:.2f} even at its fastest repeat. {cause.strip()}"
+
+
+def cores_cause(busy: float, cores: int, during: str) -> str:
+    """A ``cause`` for :func:`below_model` from a reading of the cores busy (``timing.cores_busy``) while the
+    devices ran: below 0.9 of the cores, the devices did not get the core each that the model counts."""
+    real_number("busy", busy, least=0)
+    whole_number("cores", cores, 1)
+    verdict = ("the devices did not get a core each, as the model counts." if busy < 0.9 * cores
+               else "the devices had their cores, so the cost is one the model does not count.")
+    return f"While {during} ran, this process kept {busy:.2f} of the {cores} cores busy: {verdict}"
 
 
 def model_speedup(baseline: Timing, candidate: Prediction) -> Speedup:

@@ -27,7 +27,7 @@ import jax
 
 from .validate import real_number, whole_number
 
-__all__ = ["Timing", "Speedup", "time_call", "timed", "time_interleaved", "combined", "speedup", "cores_busy", "cores_available", "CompileLog"]
+__all__ = ["Timing", "Speedup", "time_call", "timed", "time_interleaved", "time_with_calibration", "combined", "speedup", "cores_busy", "cores_available", "CompileLog"]
 
 
 @dataclass(frozen=True)
@@ -167,6 +167,24 @@ def time_interleaved(calls: Mapping[str, tuple], repeats: int = 3):
     timings = {name: Timing(label=name, times=tuple(times[name]), first_call=first[name]) for name in calls}
     return timings, outputs
 
+
+
+def time_with_calibration(runs: Mapping[str, tuple], calibration: Mapping[str, tuple], repeats: int = 3):
+    """Time ``runs`` and the ``calibration`` calls of their cost model in the same interleaved rounds.
+
+    Both map a label to ``(fn, *args)``, as for :func:`time_interleaved`. A slow
+    spell of the machine then falls on the calibration and the runs alike, and
+    cannot raise the model's best case alone. Returns ``(timings, outputs)`` of
+    the runs and ``(timings, outputs)`` of the calibration, apart.
+    """
+    for name, group in (("runs", runs), ("calibration", calibration)):
+        if not isinstance(group, Mapping) or not group:
+            raise TypeError(f"{name} must be a non-empty dict {{label: (fn, *args)}}.")
+    shared = sorted(set(runs) & set(calibration))
+    if shared:
+        raise ValueError(f"runs and calibration share the labels {shared}: give each call its own label.")
+    timings, outputs = time_interleaved({**runs, **calibration}, repeats=repeats)
+    return tuple(({n: timings[n] for n in group}, {n: outputs[n] for n in group}) for group in (runs, calibration))
 
 
 @dataclass(frozen=True)
