@@ -18,7 +18,7 @@ PYTEST_ARGS ?= -v
 
 env: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt pyproject.toml tools/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
@@ -30,9 +30,9 @@ $(ASSETS): package.json package-lock.json
 	@touch $@
 
 # The execution cache only hashes the notebooks: clear it when the helper package changes
-# (_ext/execution_cache.py; `make test` fills it from the notebook tests before it builds the site).
+# (booktools.execution_cache; `make test` fills it from the notebook tests before it builds the site).
 book: $(STAMP) $(ASSETS)
-	@$(PY) _ext/execution_cache.py forget-if-src-changed
+	@$(PY) -m booktools.execution_cache forget-if-src-changed
 	@# Sphinx keeps the pages it wrote with warnings as up to date: forget them when the build fails,
 	@# so that the next `make book` reads every page again instead of passing without looking.
 	$(VENV)/bin/jupyter-book build . --path-output . $(JB_FLAGS) || { rm -rf _build/.doctrees; exit 1; }
@@ -45,22 +45,22 @@ test: $(STAMP) $(ASSETS)
 # Writes _build/bench/bench.csv, bench.json and bench.png.
 BENCH_SIZE ?= laptop
 bench: $(STAMP)
-	$(PY) -m parallel_mcmc.bench --size $(BENCH_SIZE) --out _build/bench
+	$(PY) -m booktools.bench --size $(BENCH_SIZE) --out _build/bench
 
 # Rewrite every chapter as JupyterLab (through jupytext) saves it, so that opening one changes nothing.
 format: $(STAMP)
-	$(PY) -m parallel_mcmc.chapter_format chapters
+	$(PY) -m booktools.format chapters
 
 # The student edition: every chapter with exercises, solutions replaced by stubs, in _build/student/.
 student: $(STAMP)
-	$(PY) -m coursework.student
+	$(PY) -m booktools.coursework.student
 
 # Grade submitted notebooks: make grade SUBMISSIONS="a.ipynb b.ipynb" [GRADE_ARGS="--json grades.json"]
 SUBMISSIONS ?=
 GRADE_ARGS ?= --json _build/grades.json
 grade: $(STAMP)
 	@test -n "$(SUBMISSIONS)" || { echo 'usage: make grade SUBMISSIONS="a.ipynb b.ipynb" [GRADE_ARGS="--json grades.json --cell-timeout 300 --timeout 1800"]'; exit 2; }
-	$(PY) -m coursework.grade $(GRADE_ARGS) $(SUBMISSIONS)
+	$(PY) -m booktools.coursework.grade $(GRADE_ARGS) $(SUBMISSIONS)
 
 $(LAB)/.installed: requirements-lab.txt requirements.txt
 	@test -x $(LAB)/bin/python || $(PYTHON) -m venv $(LAB)
@@ -77,7 +77,7 @@ lab: $(LAB)/.installed
 pins:
 	rm -rf _build/pins-venv && $(PYTHON) -m venv _build/pins-venv
 	_build/pins-venv/bin/pip install --quiet -r requirements.in
-	{ sed -n '1,3p' requirements.txt; _build/pins-venv/bin/pip freeze --exclude-editable; echo "-e ."; } > requirements.txt.new
+	{ sed -n '1,3p' requirements.txt; _build/pins-venv/bin/pip freeze --exclude-editable; echo "-e ."; echo "-e ./tools"; } > requirements.txt.new
 	mv requirements.txt.new requirements.txt && rm -rf _build/pins-venv
 
 clean:

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from numpyro.infer import MCMC, NUTS
 
-from .multidevice import plan_chains, shard_chains
+from .numpyro_runner import plan_chains, shard_chains
 from .validate import whole_number
 
 __all__ = ["split_data", "consensus_combine", "sample_subposteriors"]
@@ -91,7 +91,7 @@ def sample_subposteriors(
 
     ``model(X, y, prior_power=..., **model_kwargs)`` must accept
     ``prior_power``; it is given ``1 / S``. The shards are laid out like chains
-    (:func:`parallel_mcmc.multidevice.plan_chains`): a ``shard_map`` over the
+    (:func:`parallel_mcmc.numpyro_runner.plan_chains`): a ``shard_map`` over the
     devices of a ``vmap`` over each device's shards. Returns each site's draws
     with shape ``(S, num_samples, *site_shape)``.
     """

@@ -40,7 +40,7 @@ import emcee
 import numpy as np
 
 from .mpi import MPIPoolClosingOnce, SharingMPIPool
-from .pools import DEFAULT_COST, busy_log_prob
+from .pools import DEFAULT_COST, CountingPool, busy_log_prob
 
 __all__ = [
     "NUM_WALKERS",
@@ -49,7 +49,6 @@ __all__ = [
     "POOLS",
     "initial_walkers",
     "random_state",
-    "CountingPool",
     "rank_cpu_time",
     "cpu_by_rank",
     "run_sampler",
@@ -73,19 +72,6 @@ def initial_walkers(num_walkers: int = NUM_WALKERS, ndim: int = NUM_DIM, seed: i
 def random_state(seed: int = 7) -> tuple:
     """emcee's random state (a legacy ``RandomState`` state), as ``emcee.State(..., random_state=...)`` takes it."""
     return np.random.RandomState(seed).get_state()
-
-
-class CountingPool:
-    """Hands emcee's ``map`` calls on to ``pool`` and counts the tasks of each in ``tasks_per_map``."""
-
-    def __init__(self, pool: Any):
-        self.pool = pool
-        self.tasks_per_map: list[int] = []
-
-    def map(self, func: Callable[[Any], Any], iterable: Iterable[Any]) -> list[Any]:
-        tasks = list(iterable)
-        self.tasks_per_map.append(len(tasks))
-        return list(self.pool.map(func, tasks))
 
 
 def rank_cpu_time(pause: float) -> tuple[int, float]:

@@ -1,4 +1,4 @@
-"""Worker functions for emcee's process pools, and the plumbing of MPI pools.
+"""Worker functions for emcee's process pools, the data they are given, and a pool that counts tasks.
 
 A pool sends each task to a worker process by pickling it. Under the ``spawn``
 and ``forkserver`` start methods the worker imports the function by name, so
@@ -17,10 +17,11 @@ four flavours that differ only in how they reach a large data array:
   memory, no copy).
 
 :func:`children_cpu_times` reads the CPU time a pool's workers have used, to
-see how many cores they got while a sampler ran.
+see how many cores they got while a sampler ran, and :class:`CountingPool`
+wraps any pool to count the tasks emcee hands each ``map``.
 
-The MPI side (finding ``mpiexec``, an ``MPIPool`` that closes once) is in
-:mod:`parallel_mcmc.mpi`.
+MPI pools (finding ``mpiexec``, schwimmbad's ``MPIPool`` closed once, a pool
+whose master shares the work) are in :mod:`parallel_mcmc.mpi`.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from __future__ import annotations
 import os
 import time
 from multiprocessing import shared_memory
-from typing import Any, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple
 
 import numpy as np
 import psutil
@@ -36,6 +37,7 @@ import psutil
 from .validate import real_number
 
 __all__ = [
+    "CountingPool",
     "DEFAULT_COST",
     "burn_cpu",
     "busy_log_prob",
@@ -173,3 +175,16 @@ def children_cpu_times() -> CPUTimes:
             continue
         user, system = user + times.user, system + times.system
     return CPUTimes(user, system)
+
+
+class CountingPool:
+    """Hands emcee's ``map`` calls on to ``pool`` and counts the tasks of each in ``tasks_per_map``."""
+
+    def __init__(self, pool: Any):
+        self.pool = pool
+        self.tasks_per_map: list[int] = []
+
+    def map(self, func: Callable[[Any], Any], iterable: Iterable[Any]) -> list[Any]:
+        tasks = list(iterable)
+        self.tasks_per_map.append(len(tasks))
+        return list(self.pool.map(func, tasks))

@@ -7,10 +7,12 @@ one-line confirmation when the answer is right and raises
 
 The checks hold no reference answer: they test properties of the answer, or
 compare it with expected values for a few fixed inputs, written out as data.
-Grading does not rely on them running in the learner's kernel: the grader
-(package ``coursework``) runs the same checks in a separate process, on the
-values the learner's code produced, for inputs of its own as well
-(the ``cases`` argument of the checks that take one).
+Grading does not rely on them running in the learner's kernel: the book's
+grader (a build tool, outside this package) runs the same checks in a
+separate process, on the values the learner's code produced, for inputs of
+its own as well (the ``cases`` argument of the checks that take one). It
+tells :func:`traced_program` about its records of a learner's function with
+:func:`record_type`.
 
 Helpers the checks share: :func:`passed`, :func:`expect`, :func:`call`
 (run a learner's function and name its own exception), :func:`traced_program`
@@ -25,7 +27,11 @@ from typing import Any, Callable
 
 from ..validate import is_number
 
-__all__ = ["passed", "expect", "call", "importable", "program_structure", "uses", "traced_program", "as_float"]
+__all__ = ["passed", "expect", "call", "importable", "program_structure", "uses", "traced_program", "record_type",
+           "as_float"]
+
+#: Types whose instances stand for a learner's function and know the program it traces (see :func:`record_type`).
+_RECORD_TYPES: list[type] = []
 
 
 def passed(what: str) -> None:
@@ -136,14 +142,28 @@ def traced_program(fn: Callable[..., Any], args: tuple, what: str) -> list[dict]
     A learner's exception while tracing is reported with its type and message,
     never read as "the function does not use ...". The grader's record of a
     learner's function gives the structure it recorded, through its
-    ``traced_program`` method.
+    ``traced_program`` method (see :func:`record_type`).
     """
-    recorded = getattr(type(fn), "traced_program", None)
-    if recorded is not None and getattr(type(fn), "__module__", "").startswith("coursework."):
-        return call(lambda *a: recorded(fn, *a), *args, what=what)
+    if isinstance(fn, tuple(_RECORD_TYPES)):
+        return call(lambda *a: fn.traced_program(*a), *args, what=what)
     import jax
 
     return program_structure(call(lambda *a: jax.make_jaxpr(fn)(*a), *args, what=what))
+
+
+def record_type(cls: type) -> type:
+    """Register ``cls`` as a record of a learner's function, whose ``traced_program(*args)`` gives the
+    structure (:func:`program_structure`) of the program the function traces; return ``cls``.
+
+    The grader records a learner's functions in the learner's kernel and replays
+    them in its judge, where JAX cannot trace them again: both records register
+    here, so that :func:`traced_program` asks them instead of tracing.
+    """
+    if not callable(getattr(cls, "traced_program", None)):
+        raise TypeError(f"{cls.__qualname__} has no traced_program method; a record of a learner's function needs one.")
+    if cls not in _RECORD_TYPES:
+        _RECORD_TYPES.append(cls)
+    return cls
 
 
 def as_float(value: Any, what: str) -> float:

@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import as_float, call, expect, passed, traced_program, uses
-from .sharding import _check_rows_sharded
+from .sharding_lab import _check_rows_sharded
 
 __all__ = ["sharded_gradient", "pair_acceptance", "next_temperature"]
 

@@ -1,0 +1,92 @@
+"""The checks of the chapter on multi-process JAX accept the solutions and reject wrong answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from parallel_mcmc.exercises import beyond_one_machine as check
+
+
+def my_chains(process_id, num_processes, num_chains):
+    if num_chains % num_processes:
+        raise ValueError("uneven")
+    per = num_chains // num_processes
+    return list(range(process_id * per, (process_id + 1) * per))
+
+
+def test_my_chains_accepts_the_solution(capsys):
+    check.my_chains(my_chains)
+    assert "my_chains: correct" in capsys.readouterr().out
+
+
+def test_my_chains_rejects_interleaved_chains():
+    with pytest.raises(AssertionError, match="contiguous block"):
+        check.my_chains(lambda pid, n, c: list(range(pid, c, n)))
+
+
+def test_my_chains_rejects_an_off_by_one_block():
+    def off_by_one(pid, n, c):
+        per = c // n
+        return list(range(pid * per, (pid + 1) * per + 1))
+
+    with pytest.raises(AssertionError, match="block of"):
+        check.my_chains(off_by_one)
+
+
+def test_my_chains_requires_an_error_for_uneven_splits():
+    def silent(pid, n, c):
+        per = c // n
+        return list(range(pid * per, (pid + 1) * per))
+
+    with pytest.raises(AssertionError, match="raise a ValueError"):
+        check.my_chains(silent)
+
+
+def test_my_chains_rejects_a_non_function():
+    with pytest.raises(AssertionError, match="function itself"):
+        check.my_chains([0, 1])
+
+
+def test_combine_accepts_the_solution(capsys):
+    check.combine_chains(lambda parts: np.concatenate(parts, axis=0))
+    assert "combine_chains: correct" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda parts: np.stack(parts), "added an axis"),
+        (lambda parts: np.concatenate(parts, axis=1), "draws axis"),
+        (lambda parts: np.concatenate(parts[::-1], axis=0), "out of order"),
+        (lambda parts: np.concatenate(parts, axis=0).reshape(-1, 3), "expected"),
+    ],
+)
+def test_combine_rejects_wrong_joins(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        check.combine_chains(wrong)
+
+
+def test_my_chains_names_swapped_arguments_and_own_errors():
+    def swapped(num_processes, process_id, num_chains):
+        return my_chains(process_id, num_processes, num_chains)
+
+    with pytest.raises(AssertionError, match=r"\(process_id, num_processes, num_chains\)"):
+        check.my_chains(lambda p, n, c: my_chains(n, p, c) if p else my_chains(p, n, c))
+    with pytest.raises(AssertionError, match="raised ZeroDivisionError"):
+        check.my_chains(swapped)
+    with pytest.raises(AssertionError, match="raised TypeError: uneven.*say so with a ValueError"):
+        check.my_chains(lambda p, n, c: (_ for _ in ()).throw(TypeError("uneven")) if c % n else my_chains(p, n, c))
+
+
+def test_combine_accepts_a_float32_jnp_concatenation(capsys):
+    import jax.numpy as jnp
+
+    check.combine_chains(lambda parts: jnp.concatenate([jnp.asarray(p) for p in parts]))
+    assert "combine_chains: correct" in capsys.readouterr().out
+
+
+def test_combine_on_unseen_sizes():
+    check.combine_chains(lambda parts: np.concatenate(parts), cases=[(5, 1, 1)], seed=9)
+    with pytest.raises(AssertionError, match="out of order"):
+        check.combine_chains(lambda parts: np.concatenate(parts[::-1]), cases=[(2, 2, 2)], seed=9)

@@ -1,0 +1,204 @@
+"""Checks of the part "Parallel chains": right answers pass, plausible wrong ones are rejected."""
+
+from __future__ import annotations
+
+import blackjax
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import AxisType, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from booktools.coursework.references import lockstep_efficiency
+from parallel_mcmc import chains as ch
+from parallel_mcmc.exercises import parallel_chains as check
+from parallel_mcmc.models import normal
+from parallel_mcmc.timing import Timing
+
+# --- lockstep efficiency ---------------------------------------------------------
+
+def test_efficiency_accepts_the_solution(capsys):
+    check.lockstep_efficiency(lambda s: s.sum() / (s.shape[0] * s.max(axis=0).sum()))
+    assert "correct" in capsys.readouterr().out
+
+
+def test_efficiency_accepts_the_reference_and_jnp():
+    check.lockstep_efficiency(lockstep_efficiency)
+    check.lockstep_efficiency(lambda s: jnp.sum(s) / (s.shape[0] * jnp.max(s, axis=0).sum()))  # a 0-d float32 array
+
+
+def test_efficiency_on_unseen_cases_with_the_reference():
+    steps = np.array([[2, 9], [4, 1], [8, 8]])
+    check.lockstep_efficiency(lockstep_efficiency, cases=[(steps, lockstep_efficiency(steps))])
+    with pytest.raises(AssertionError, match=r"expected 0\.6"):
+        check.lockstep_efficiency(lambda s: 0.5, cases=[(steps, lockstep_efficiency(steps))])
+
+
+def test_efficiency_names_the_learners_own_exception():
+    def broken(steps):
+        raise KeyError("chain 3")
+
+    with pytest.raises(AssertionError, match=r"raised KeyError: 'chain 3'"):
+        check.lockstep_efficiency(broken)
+    with pytest.raises(AssertionError, match=r"raised ValueError: \(no message\)"):
+        check.lockstep_efficiency(lambda s: (_ for _ in ()).throw(ValueError()))
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda s: (s.shape[0] * s.max(axis=0).sum()) / s.sum(), "inverse"),
+    (lambda s: s.sum() / (s.shape[1] * s.max(axis=1).sum()), "over draws"),
+    (lambda s: np.mean(s.mean(axis=0) / s.max(axis=0)), "per-draw ratios"),
+    (lambda s: s.sum() / s.max(axis=0).sum(), "expected"),
+    (lambda s: "0.5", "one number"),
+])
+def test_efficiency_rejects_wrong_formulas(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        check.lockstep_efficiency(wrong)
+
+
+def test_efficiency_rejects_a_value():
+    with pytest.raises(AssertionError, match="function itself"):
+        check.lockstep_efficiency(0.5)
+
+
+# --- 8 chains over 2 devices -------------------------------------------------------
+
+NUM_DRAWS = 4
+
+
+@pytest.fixture(scope="module")
+def setup():
+    nuts = blackjax.nuts(normal.logdensity, step_size=0.05, inverse_mass_matrix=jnp.array([0.4, 0.0005]))
+    states = jax.vmap(nuts.init)(normal.spread_positions(8, loc_range=(8.0, 12.0), log_scale_range=(2.9, 3.1)))
+    keys = jax.random.split(jax.random.key(11), 8)
+    mesh = jax.make_mesh((2,), ("chains",), axis_types=(AxisType.Explicit,), devices=jax.devices()[:2])
+    reference, _ = ch.sequential_runner(nuts.step, NUM_DRAWS)(keys, states)
+    return nuts, keys, states, mesh, reference
+
+
+def test_spread_accepts_shard_map(setup, capsys):
+    nuts, keys, states, mesh, reference = setup
+    placed = jax.device_put((keys, states), NamedSharding(mesh, P("chains")))
+    positions, _ = ch.shard_map_runner(nuts.step, NUM_DRAWS, mesh)(*placed)
+    check.spread_chains(positions, reference)
+    assert "correct" in capsys.readouterr().out
+
+
+def _by_hand(nuts, mesh, inner):
+    """The exercise's shard_map written out, each device's chains run with ``inner`` (lax.map or vmap)."""
+    def chain_loop(key, state):
+        def one_draw(state, k):
+            state, _ = nuts.step(k, state)
+            return state, state.position
+
+        return jax.lax.scan(one_draw, state, jax.random.split(key, NUM_DRAWS))[1]
+
+    def block(keys, states):
+        if inner == "map":
+            return jax.lax.map(lambda ks: chain_loop(*ks), (keys, states))
+        return jax.vmap(chain_loop)(keys, states)
+
+    return jax.jit(jax.shard_map(block, mesh=mesh, in_specs=(P("chains"), P("chains")), out_specs=P("chains"),
+                                 check_vma=False))
+
+
+def test_spread_looks_at_how_the_chains_run(setup, capsys):
+    nuts, keys, states, mesh, reference = setup
+    placed = jax.device_put((keys, states), NamedSharding(mesh, P("chains")))
+    independent = _by_hand(nuts, mesh, "map")
+    check.spread_chains(independent(*placed), reference, independent, placed)
+    assert "one after another" in capsys.readouterr().out
+    lockstep = _by_hand(nuts, mesh, "vmap")
+    same_draws = lockstep(*placed)  # lockstep gives the same draws: only the program tells them apart
+    with pytest.raises(AssertionError, match="run in lockstep"):
+        check.spread_chains(same_draws, reference, lockstep, placed)
+
+
+def test_spread_rejects_the_books_runner(setup):
+    nuts, keys, states, mesh, reference = setup
+    placed = jax.device_put((keys, states), NamedSharding(mesh, P("chains")))
+    runner = ch.shard_map_runner(nuts.step, NUM_DRAWS, mesh, inner="map")
+    positions, _ = runner(*placed)
+    with pytest.raises(AssertionError, match="one of the book's runners"):
+        check.spread_chains(positions, reference, runner, placed)
+
+
+def test_spread_names_a_failure_while_tracing(setup):
+    nuts, keys, states, mesh, reference = setup
+    placed = jax.device_put((keys, states), NamedSharding(mesh, P("chains")))
+    positions, _ = ch.shard_map_runner(nuts.step, NUM_DRAWS, mesh)(*placed)
+
+    def concrete(keys, states):
+        if keys.shape[0] > float(jnp.sum(states.position["loc"])):  # a Python float() of a tracer
+            return positions
+        return positions
+
+    with pytest.raises(AssertionError, match="failed while JAX traced it: ConcretizationTypeError"):
+        check.spread_chains(positions, reference, jax.jit(concrete), placed)
+
+    def own_bug(keys, states):
+        raise RuntimeError("forgot the mesh")
+
+    with pytest.raises(AssertionError, match="raised RuntimeError: forgot the mesh"):
+        check.spread_chains(positions, reference, own_bug, placed)
+
+
+def test_spread_rejects_one_device(setup):
+    nuts, keys, states, mesh, reference = setup
+    positions, _ = ch.vmap_runner(nuts.step, NUM_DRAWS)(keys, states)
+    with pytest.raises(AssertionError, match="1 device"):
+        check.spread_chains(positions, reference)
+
+
+def test_spread_rejects_replicated_draws(setup):
+    *_, mesh, reference = setup
+    replicated = jax.device_put({k: jnp.asarray(v) for k, v in reference.items()}, NamedSharding(mesh, P()))
+    with pytest.raises(AssertionError, match="block of shape"):
+        check.spread_chains(replicated, reference)
+
+
+def test_spread_rejects_other_keys(setup):
+    nuts, keys, states, mesh, reference = setup
+    placed = jax.device_put((jax.random.split(jax.random.key(99), 8), states), NamedSharding(mesh, P("chains")))
+    positions, _ = ch.shard_map_runner(nuts.step, NUM_DRAWS, mesh)(*placed)
+    with pytest.raises(AssertionError, match="differ"):
+        check.spread_chains(positions, reference)
+
+
+def test_spread_rejects_draw_chain_axes_and_wrong_objects(setup):
+    *_, mesh, reference = setup
+    transposed = {k: jnp.asarray(v).T for k, v in reference.items()}
+    with pytest.raises(AssertionError, match=r"\(draw, chain\)"):
+        check.spread_chains(transposed, reference)
+    with pytest.raises(AssertionError, match="positions dict"):
+        check.spread_chains((reference, None), reference)
+
+
+# --- the faster method -------------------------------------------------------------
+
+def _timing(label, seconds):
+    return Timing(label=label, times=tuple(seconds), first_call=1.0)
+
+
+def test_faster_accepts_the_measured_choice(capsys):
+    timings = {"vmap": _timing("vmap", [1.0, 1.1, 0.9]), "shard_map": _timing("shard_map", [0.6, 0.5, 0.7])}
+    check.faster_method("shard_map", timings)
+    assert "shard_map" in capsys.readouterr().out
+
+
+def test_faster_rejects_the_slower_choice():
+    timings = {"vmap": _timing("vmap", [1.0, 1.1, 0.9]), "shard_map": _timing("shard_map", [0.6, 0.5, 0.7])}
+    with pytest.raises(AssertionError, match="your own measurements say 'shard_map'"):
+        check.faster_method("vmap", timings)
+
+
+def test_faster_rejects_unmeasured_or_thin_evidence():
+    with pytest.raises(AssertionError, match="time_call"):
+        check.faster_method("a", {"a": 0.5, "b": 1.0})
+    with pytest.raises(AssertionError, match="at least 3"):
+        check.faster_method("a", {"a": _timing("a", [0.5]), "b": _timing("b", [1.0])})
+    with pytest.raises(AssertionError, match="exactly two"):
+        check.faster_method("a", {"a": _timing("a", [0.5, 0.5, 0.5])})
+    with pytest.raises(AssertionError, match="one of the names"):
+        check.faster_method("gpu", {"a": _timing("a", [1, 1, 1]), "b": _timing("b", [2, 2, 2])})

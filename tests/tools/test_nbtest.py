@@ -1,0 +1,160 @@
+"""The notebook tests (booktools.nbtest, loaded by the root conftest.py): MyST notebooks become nbval tests,
+whose runs fill the site's cache."""
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from booktools.execution_cache import BookCache, forget_if_src_changed, main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+FRONT = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# A page
+"""
+
+
+def cell(source: str, tags: str = "") -> str:
+    head = f":tags: [{tags}]\n\n" if tags else ""
+    return f"\n```{{code-cell}} ipython3\n{head}{source}\n```\n"
+
+
+@pytest.fixture
+def book(pytester):
+    pytester.makeconftest((ROOT / "conftest.py").read_text())  # the book's own: it loads the plugin
+
+    def run(*extra):
+        return pytester.runpytest_subprocess(
+            "--nbval-lax", "--nbval-current-env", "-p", "no:cacheprovider", "-v", *extra
+        )
+
+    return pytester, run
+
+
+def test_each_code_cell_is_a_test_and_a_failure_shows_cell_and_traceback(book):
+    pytester, run = book
+    pytester.makefile(".md", planted=FRONT + cell("x = 41") + cell("assert x + 1 == 43, 'off by one'") + cell("y = 2"))
+    result = run()
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*Cell 1 FAILED*", "FAILED planted.md::Cell 1*"])
+    out = result.stdout.str()
+    assert "assert x + 1 == 43" in out  # the cell
+    assert "AssertionError" in out and "off by one" in out  # its traceback
+    assert not list(Path(pytester.path).glob("*.ipynb")), "no converted copy is left behind"
+    result.stdout.fnmatch_lines(["*notebook run times*", "* s  planted.md"])
+
+
+def test_cells_tagged_raises_exception_must_raise(book):
+    pytester, run = book
+    pytester.makefile(".md", raising=FRONT + cell("1 / 0", "raises-exception") + cell("print('after')"))
+    run().assert_outcomes(passed=2)
+
+
+def test_skip_execution_cells_are_skipped(book):
+    pytester, run = book
+    pytester.makefile(".md", skipping=FRONT + cell("raise SystemExit('never run')", "skip-execution") + cell("z = 1"))
+    run().assert_outcomes(passed=1, skipped=1)
+
+
+def test_a_cell_that_hangs_fails_at_the_time_limit(book):
+    pytester, run = book
+    pytester.makefile(".md", hanging=FRONT + cell("import time\ntime.sleep(60)"))
+    result = run("--nbval-cell-timeout=3")
+    result.assert_outcomes(failed=1)
+    assert "Timeout" in result.stdout.str() or "timed out" in result.stdout.str()
+
+
+def test_plain_markdown_is_not_collected(book):
+    pytester, run = book
+    pytester.makefile(".md", prose="# Just prose\n\n```python\nraise ValueError\n```\n")
+    result = run()
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def _site_reads(path):
+    """The executed notebook the site build would take from the cache for a MyST page, or None."""
+    from jupyter_cache import get_cache
+    from myst_nb.core.read import read_myst_markdown_notebook
+    from myst_parser.config.main import MdParserConfig
+
+    notebook = read_myst_markdown_notebook(path.read_text(), MdParserConfig(), path=str(path))
+    cache = get_cache(str(path.parent / "_build" / ".jupyter_cache"))
+    try:
+        return cache.merge_match_into_notebook(notebook)[1]
+    except KeyError:
+        return None
+
+
+def test_a_notebook_that_passes_goes_into_the_site_cache_with_its_outputs_in_order(book):
+    pytester, run = book
+    prints_and_shows = "\n".join([
+        "from IPython.display import display, Markdown",
+        "print('before')",
+        "print('0%', end='\\r')",
+        "print('100%')",
+        "display(Markdown('**shown**'))",
+        "print('after')",
+    ])
+    page = (
+        FRONT
+        + cell(prints_and_shows)
+        + cell("raise SystemExit('never run')", "skip-execution")
+        + cell("1 / 0", "raises-exception")
+        + cell("6 * 7")
+    )
+    pytester.makefile(".md", passing=page, failing=FRONT + cell("x = 1") + cell("assert x == 2"))
+    run().assert_outcomes(passed=4, failed=1, skipped=1)
+    notebook = _site_reads(pytester.path / "passing.md")
+    assert notebook is not None, "the passing notebook is not in the cache"
+    first, skipped, raising, last = [c for c in notebook.cells if c.cell_type == "code"]
+    assert [(o.output_type, o.get("name")) for o in first.outputs] == [
+        ("stream", "stdout"), ("display_data", None), ("stream", "stdout")]  # in the order they came
+    assert first.outputs[0].text == "before\n100%\n" and first.outputs[2].text == "after\n"  # a rewritten line: its end
+    assert skipped.outputs == []
+    assert raising.outputs[0].output_type == "error" and raising.outputs[0].ename == "ZeroDivisionError"
+    assert last.outputs[0].data["text/plain"] == "42"
+    assert notebook.metadata["language_info"]["pygments_lexer"] == "ipython3"  # the page needs it to highlight code
+    assert _site_reads(pytester.path / "failing.md") is None, "a failing notebook must be executed by the site build"
+
+
+def test_the_cache_is_forgotten_when_the_helper_package_changes(tmp_path):
+    book = BookCache(tmp_path)
+    src, cache, stamp, doctrees = book.sources, book.cache, book.stamp, book.doctrees
+    (src / "pkg" / "__pycache__").mkdir(parents=True)
+    (src / "pkg" / "mod.py").write_text("x = 1\n")
+    cache.mkdir(parents=True)
+    doctrees.mkdir()
+    assert forget_if_src_changed(book), "no stamp yet: forget"
+    assert not cache.exists() and not doctrees.exists() and stamp.exists()  # every page is read and run again
+    cache.mkdir()
+    later = time.time() + 5
+    (src / "pkg" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"")
+    os.utime(src / "pkg" / "__pycache__" / "mod.cpython-311.pyc", (later, later))
+    assert not forget_if_src_changed(book), "Python's own cache is not a change"
+    assert cache.exists()
+    os.utime(src / "pkg" / "mod.py", (later + 5, later + 5))
+    assert forget_if_src_changed(book)
+    assert not cache.exists()
+
+
+def test_the_cache_command_takes_the_book_folder_and_refuses_other_words(tmp_path, capsys):
+    (tmp_path / "src").mkdir()
+    assert main(["forget-if-src-changed", str(tmp_path)]) == 0
+    assert "executing every notebook again" in capsys.readouterr().out  # no stamp yet
+    assert BookCache(tmp_path).stamp.exists()
+    assert main(["forget-if-src-changed", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == ""  # nothing changed since the stamp
+    assert main(["forget"]) == 2
+    assert "usage: python -m booktools.execution_cache forget-if-src-changed [ROOT]" in capsys.readouterr().err

@@ -1,0 +1,295 @@
+"""The student edition: solutions out, stubs and checks in, no leak (fast: no kernel runs here)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+
+from booktools.coursework import student
+from booktools.coursework.student import (
+    LeakError,
+    build_student_edition,
+    exercise_chapters,
+    is_trivial,
+    make_student_notebook,
+    normalise,
+    solution_lines,
+    with_answers,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+FRONT = """\
+---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+    format_version: 0.13
+kernelspec:
+  display_name: Python 3 (ipykernel)
+  language: python
+  name: python3
+---
+"""
+
+# A small chapter in the book's exercise convention: a function, a given-data cell,
+# a two-cell solution, prose solutions, a check with a message, a student-remove cell.
+TOY = FRONT + textwrap.dedent('''
+    # A toy chapter
+
+    ```{code-cell} ipython3
+    import types
+
+
+    def _check_double(fn):
+        for x in [0, 1, 2.5, -3]:
+            got = fn(x)
+            if got != 2 * x:
+                raise AssertionError(f"double({x}) returned {got!r}; it should be {2 * x}.")
+        print("double: correct.")
+
+
+    def _check_mean(value, data):
+        if value != sum(data) / len(data):
+            raise AssertionError(f"mean is {value!r}; divide the total by the number of items.")
+        print("mean: correct.")
+
+
+    check = types.SimpleNamespace(double=_check_double, mean=_check_mean)
+    ```
+
+    ```{code-cell} ipython3
+    :tags: [student-remove]
+
+    instructor_only_marker = "INSTRUCTOR-ONLY-CELL"
+    ```
+
+    ## Exercises
+
+    ```{exercise-start}
+    :label: ex-toy-double
+    ```
+    Write `double(x)`, which returns twice its argument.
+    ```{exercise-end}
+    ```
+
+    ```{solution-start} ex-toy-double
+    :class: dropdown
+    ```
+    Multiplying by two is the whole of it: SOLUTION-PROSE-ONE.
+    ```{code-cell} ipython3
+    def double(x):
+        return 2 * x  # SOLUTION-CODE-ONE
+    ```
+    ```{solution-end}
+    ```
+
+    ```{code-cell} ipython3
+    check.double(double)
+    ```
+
+    ```{exercise-start}
+    :label: ex-toy-mean
+    ```
+    Compute the mean of `data` below in `mean`, through its `total`.
+    ```{exercise-end}
+    ```
+
+    ```{code-cell} ipython3
+    data = [1.0, 2.0, 6.0]
+    ```
+
+    ```{solution-start} ex-toy-mean
+    :class: dropdown
+    ```
+    Add the items up first (SOLUTION-PROSE-TWO), then divide.
+
+    ```python
+    literal_block_inside_the_solution = "SOLUTION-LITERAL"
+    ```
+    ```{code-cell} ipython3
+    total = sum(data)  # SOLUTION-CODE-TWO
+    ```
+    ```{code-cell} ipython3
+    mean = total / len(data)  # SOLUTION-CODE-THREE
+    ```
+    ```{solution-end}
+    ```
+
+    ```{code-cell} ipython3
+    check.mean(mean, data)
+    ```
+
+    The chapter goes on after its exercises.
+''')
+
+MARKERS = ["SOLUTION-PROSE-ONE", "SOLUTION-CODE-ONE", "SOLUTION-PROSE-TWO", "SOLUTION-LITERAL",
+           "SOLUTION-CODE-TWO", "SOLUTION-CODE-THREE", "INSTRUCTOR-ONLY-CELL"]
+
+
+def make_book(tmp_path: Path, chapters: dict[str, str] | None = None) -> Path:
+    """A minimal book folder holding the given chapters (default: the toy chapter)."""
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: intro\n")
+    for rel, text in (chapters or {"chapters/toy/toy.md": TOY}).items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def test_toy_student_edition(tmp_path):
+    book = make_book(tmp_path)
+    written = build_student_edition(book, verbose=False)
+    md = book / "_build/student/chapters/toy/toy.md"
+    ipynb = md.with_suffix(".ipynb")
+    assert sorted(written) == sorted([md, ipynb])
+    for path in (md, ipynb):
+        text = path.read_text(encoding="utf-8")
+        for marker in MARKERS:
+            assert marker not in text, f"{marker} survived in {path.name}"
+        assert "solution-start" not in text and "solution-end" not in text
+        assert "exercise-start" in text  # the prompts stay
+    nb = nbformat.read(ipynb, as_version=4)
+    nbformat.validate(nb)
+    assert nb.metadata.kernelspec.name == "python3"
+    roles = [(c.metadata.get("coursework", {}).get("exercise"), c.metadata.get("coursework", {}).get("role"))
+             for c in nb.cells if c.cell_type == "code"]
+    assert roles == [
+        (None, None),  # set-up
+        ("ex-toy-double", "stub"), ("ex-toy-double", "check"),
+        (None, None),  # the given data stays
+        ("ex-toy-mean", "stub"), ("ex-toy-mean", "stub"), ("ex-toy-mean", "check"),
+    ]
+    stubs = [c.source for c in nb.cells if c.metadata.get("coursework", {}).get("role") == "stub"]
+    assert "def double(x):" in stubs[0] and "NotImplementedError" in stubs[0]
+    assert "total = ..." in stubs[1] and "mean = ..." in stubs[2]
+    assert "data" not in stubs[1].split("Define", 1)[1], "the given data must not be stubbed over"
+    meta = nb.metadata["coursework"]
+    assert meta["source"] == "chapters/toy/toy.md"
+    assert [e["label"] for e in meta["exercises"]] == ["ex-toy-double", "ex-toy-mean"]
+    assert meta["exercises"][1]["checks"] == ["check.mean(mean, data)"]
+    # The .md reads back as the same notebook (metadata included).
+    back = jupytext.read(md)
+    assert [c.source for c in back.cells] == [c.source for c in nb.cells]
+    assert [c.metadata.get("coursework") for c in back.cells] == [c.metadata.get("coursework") for c in nb.cells]
+    # Answers go in place of the stubs, in order; an exercise left out, or a stub beyond its answers, keeps its stub.
+    solved = with_answers(nb, {"ex-toy-mean": ["total = 6"]})
+    solved_stubs = [c.source for c in solved.cells if c.metadata.get("coursework", {}).get("role") == "stub"]
+    assert solved_stubs == [stubs[0], "total = 6", stubs[2]] and stubs[1] != "total = 6"
+    assert [c.source for c in nb.cells if c.metadata.get("coursework", {}).get("role") == "stub"] == stubs  # a copy
+
+
+def test_leak_check_catches_a_surviving_line(tmp_path, monkeypatch):
+    book = make_book(tmp_path)
+    real = student.make_student_notebook
+
+    def leaky(chapter, root=None):
+        ed = real(chapter, root)
+        ed.notebook.cells.append(nbformat.v4.new_markdown_cell("Add the items up first (SOLUTION-PROSE-TWO), then divide."))
+        return ed
+
+    monkeypatch.setattr(student, "make_student_notebook", leaky)
+    with pytest.raises(LeakError, match="SOLUTION-PROSE-TWO"):
+        build_student_edition(book, verbose=False)
+
+
+def test_command_fails_on_an_unclosed_solution(tmp_path):
+    broken = TOY.replace("```{solution-end}\n```\n\n```{code-cell} ipython3\ncheck.mean", "```{code-cell} ipython3\ncheck.mean")
+    book = make_book(tmp_path, {"chapters/toy/toy.md": broken})
+    env_cmd = [sys.executable, "-m", "booktools.coursework.student", "--book", str(book)]
+    done = subprocess.run(env_cmd, capture_output=True, text=True, env={"PATH": ""})
+    assert done.returncode != 0
+    assert "solution-end" in done.stderr
+
+
+def test_lines_outside_solutions_are_not_leaks(tmp_path):
+    # A solution may repeat a line that the exercise text shows (given data): that is no leak.
+    text = TOY.replace("Compute the mean of `data` below", "With `total = sum(data)  # SOLUTION-CODE-TWO`, compute the mean of `data` below")
+    book = make_book(tmp_path, {"chapters/toy/toy.md": text})
+    build_student_edition(book, verbose=False)
+
+
+def test_trivial_lines():
+    assert is_trivial("") and is_trivial("   # a comment") and is_trivial("answer") and is_trivial("x = 1")
+    assert is_trivial("```{code-cell} ipython3") and is_trivial(":class: dropdown") and is_trivial("else:")
+    assert not is_trivial("v_last = jax.device_put(v, jax.devices()[-1])")
+    assert normalise("  a   b ") == "a b"
+
+
+def test_discovery_needs_kernelspec_and_exercise(tmp_path):
+    book = make_book(tmp_path, {
+        "chapters/toy/toy.md": TOY,
+        "chapters/toy/no_exercise.md": FRONT + "# Nothing to do\n",
+        "chapters/plain.md": "# A page\n```{exercise-start}\n:label: ex-x\n```\n",
+    })
+    assert exercise_chapters(book) == [book / "chapters/toy/toy.md"]
+
+
+def test_book_student_edition_has_no_solution_text(tmp_path):
+    """Every chapter of the book with exercises: its student edition holds no line of any solution."""
+    chapters = exercise_chapters(ROOT)
+    assert chapters, "the book has exercises; none were found"
+    written = build_student_edition(ROOT, tmp_path, verbose=False)  # raises LeakError on a leak
+    editions = [make_student_notebook(c, ROOT) for c in chapters]
+    solutions = solution_lines(editions)
+    assert solutions, "no solution line found: the parser missed the solutions"
+    n_exercises = 0
+    for ed in editions:
+        nb = nbformat.read((tmp_path / ed.source).with_suffix(".ipynb"), as_version=4)
+        md = (tmp_path / ed.source).with_suffix(".md").read_text(encoding="utf-8")
+        for text in [md, *(c.source for c in nb.cells)]:
+            for line in text.split("\n"):
+                key = normalise(line)
+                assert key not in solutions or key in ed.kept_text or key in ed.interface_lines, (
+                    f"{ed.source}: solution line {key!r} of {solutions[key]} survived"
+                )
+        assert "solution-start" not in md and "solution-end" not in md
+        # the published notebooks' set-up cell comes first, installing from the site's wheel
+        assert "book-setup" in nb.cells[0].metadata.get("tags", []), nb.cells[0]
+        assert "parallel_mcmc-" in nb.cells[0].source and ".whl" in nb.cells[0].source
+        labels = [e.label for e in ed.exercises]
+        meta = nb.metadata["coursework"]["exercises"]
+        assert [e["label"] for e in meta] == labels
+        for ex in ed.exercises:
+            n_exercises += 1
+            assert ex.stubs, f"{ed.source}: {ex.label} has no stub cell"
+            assert ex.checks, f"{ed.source}: {ex.label} has no check cell after its solution"
+    assert len(written) == 2 * len(chapters) and n_exercises >= len(chapters)
+    assert json.dumps(nb.metadata["coursework"])  # plain JSON
+
+
+def test_student_files_are_saved_unchanged_by_jupyterlab(tmp_path):
+    """Opening the student edition in JupyterLab changes nothing: its .md is a fixed point of
+    jupytext's MyST round trip, its .ipynb is what nbformat writes back, with the kernel's metadata."""
+    from ipykernel.ipkernel import IPythonKernel
+
+    book = make_book(tmp_path)
+    build_student_edition(ROOT, tmp_path / "book", verbose=False)
+    build_student_edition(book, verbose=False)
+    mds = sorted((tmp_path / "book").rglob("*.md")) + [book / "_build/student/chapters/toy/toy.md"]
+    assert len(mds) > 1
+    for md in mds:
+        text = md.read_text(encoding="utf-8")
+        saved = jupytext.writes(jupytext.reads(text, fmt="md:myst"), fmt="md:myst")
+        assert saved == text, f"{md.name} changes when JupyterLab saves it"
+        ipynb = md.with_suffix(".ipynb")
+        raw = ipynb.read_text(encoding="utf-8")
+        nb = nbformat.reads(raw, as_version=nbformat.NO_CONVERT)
+        rewritten = tmp_path / "rewritten.ipynb"
+        nbformat.write(nb, rewritten)  # as jupyter_server saves a notebook
+        assert rewritten.read_text(encoding="utf-8") == raw, f"{ipynb.name} changes when JupyterLab saves it"
+        assert raw.startswith('{\n "cells": [\n  {\n') and raw.endswith("}\n")  # 1-space indent, final newline
+        assert (nb.nbformat, nb.nbformat_minor) == (4, 5) and all(c.get("id") for c in nb.cells)
+        assert nbformat.validator.normalize(nb)[0] == 0, "nbformat would normalise it"
+        # What JupyterLab sets on the notebook when its kernel starts is there already.
+        assert nb.metadata.kernelspec == {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+        assert nb.metadata.language_info == IPythonKernel.language_info
+        assert [c.source for c in jupytext.reads(text, fmt="md:myst").cells] == [c.source for c in nb.cells]

@@ -1,0 +1,13 @@
+"""The tools ``make`` runs to build, test, bench and grade *Parallel MCMC with JAX*.
+
+Never imported by a chapter and never part of the learners' wheel (that is
+the package ``parallel_mcmc``, in ``src/``). Modules:
+
+- :mod:`booktools.notebooks`: reading a chapter (a MyST notebook) and jupytext's round trip, once for every tool.
+- :mod:`booktools.nbtest`: the pytest plugin that runs every chapter as a test (``conftest.py`` loads it).
+- :mod:`booktools.execution_cache`: the site build's cache of executed chapters, filled by the notebook tests.
+- :mod:`booktools.site`: the Sphinx extension named in ``_config.yml`` (launch buttons, published notebooks).
+- :mod:`booktools.format`: ``make format``, chapters as JupyterLab saves them.
+- :mod:`booktools.bench`: ``make bench``, every way of running chains beside the cost model.
+- :mod:`booktools.coursework`: ``make student`` and ``make grade``, the student edition and the grader.
+"""

@@ -1,0 +1,457 @@
+"""``make bench``: the book's ways of running chains at larger sizes, each measured beside the cost model.
+
+``python -m booktools.bench [--size smoke|laptop|large] [--out DIR]``
+
+Three groups of rows, each timed with compilation left out, against the
+prediction of :mod:`parallel_mcmc.costmodel` built from costs measured in the
+same run (never from the timed runs themselves):
+
+- **BlackJAX NUTS** on :mod:`parallel_mcmc.models.normal`, chains one after
+  another, ``vmap``, ``pmap`` of ``vmap`` and ``shard_map`` with ``lax.map``
+  over every device. The step cost is measured at each width on a calibration
+  run with other keys; the step counts are the chains' own.
+- **NumPyro chain methods** (``sequential``, ``vectorized``, ``parallel``) on
+  the regression of :mod:`parallel_mcmc.models.regression`, warmup and
+  sampling, with NumPyro's NUTS kernel timed alone for the step cost. NumPyro
+  compiles again on every run, so a run's time is its wall time less the time
+  spent compiling; JAX's CPU client runs without asynchronous dispatch here, so
+  that no compilation overlaps a running computation (NumPyro compiles its
+  post-processing while the sampling loop runs, and taking that out made
+  ``vectorized`` look 1.4x faster than the model's best case).
+- **emcee**: a log-probability of known CPU cost, serially, with a
+  ``multiprocessing`` pool and (where ``mpiexec`` is found) with the MPI pool
+  whose master shares the work; and the sinusoid model in NumPy serially
+  against one vectorised JAX call per half ensemble, with emcee's own work
+  timed on a log-probability that costs next to nothing.
+
+It writes ``bench.csv`` and ``bench.json`` (the rows and a description of the
+machine) and ``bench.png`` (measured against predicted seconds) to ``--out``,
+and prints the table. A row's ``ratio`` is predicted over measured time: near
+1 the model accounts for the time, above 1 the measurement beat the model's
+best case (the model is wrong), below 0.8 a cost is missing and ``note`` gives
+what the run measured about it. The CPU devices are forced to one per physical
+core; on a GPU machine JAX's GPUs are used as they are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import multiprocessing as mp
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import emcee
+import jax
+import jax.numpy as jnp
+import matplotlib
+import numpy as np
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+from numpyro.infer import MCMC, NUTS
+from rich.console import Console
+from rich.table import Table
+
+from parallel_mcmc import costmodel
+from parallel_mcmc.chains import sequential_runner, shard_map_runner, vmap_runner
+from parallel_mcmc.devices import PLATFORM_ENV, physical_cores, use_cpu_devices
+from parallel_mcmc.emcee_mpi import NUM_WALKERS, initial_walkers, run_sampler
+from parallel_mcmc.lockstep import integration_steps, lockstep_cost
+from parallel_mcmc.models import normal, sinusoid
+from parallel_mcmc.models.regression import linear_model, make_linear_data
+from parallel_mcmc.mpi import MPIExecNotFound, find_mpiexec
+from parallel_mcmc.pools import CountingPool, busy_log_prob
+from parallel_mcmc.timing import CompileLog, Timing, cores_available, cores_busy, time_call, time_interleaved
+
+__all__ = ["BenchSize", "SIZES", "Row", "run", "main"]
+
+@dataclass(frozen=True)
+class BenchSize:
+    """How much work each group of the benchmark does."""
+
+    nuts_chains_per_device: int  #: BlackJAX NUTS chains on each device
+    nuts_draws: int  #: NUTS draws per chain
+    numpyro_warmup: int  #: NumPyro warmup iterations per chain
+    numpyro_samples: int  #: NumPyro sampling iterations per chain
+    emcee_steps: int  #: emcee ensemble steps
+    repeats: int  #: timed repeats of each NUTS and emcee run
+    numpyro_repeats: int  #: timed repeats of each NumPyro run (one more runs first and is left out)
+
+
+#: The sizes ``--size`` can name.
+SIZES = {
+    "smoke": BenchSize(nuts_chains_per_device=2, nuts_draws=10, numpyro_warmup=50, numpyro_samples=50,
+                       emcee_steps=2, repeats=2, numpyro_repeats=1),
+    "laptop": BenchSize(nuts_chains_per_device=4, nuts_draws=60, numpyro_warmup=500, numpyro_samples=2000,
+                        emcee_steps=10, repeats=3, numpyro_repeats=3),
+    "large": BenchSize(nuts_chains_per_device=16, nuts_draws=200, numpyro_warmup=1000, numpyro_samples=10000,
+                       emcee_steps=40, repeats=5, numpyro_repeats=3),
+}
+
+
+@dataclass
+class Row:
+    """One way of running chains: measured and predicted seconds, and what was measured about a gap."""
+
+    group: str
+    method: str
+    chains: int
+    devices: int
+    measured_s: float
+    spread: float
+    predicted_s: float
+    ratio: float
+    speedup: float
+    ideal_speedup: float
+    note: str = ""
+
+
+def _rows(group: str, baseline: Timing, predictions: dict[str, costmodel.Prediction], chains: int,
+          devices: dict[str, int], note: str) -> list[Row]:
+    rows = []
+    for method, p in predictions.items():
+        s = costmodel.model_speedup(baseline, p)
+        rows.append(Row(group, method, chains, devices[method], p.measured.median, p.spread, p.predicted,
+                        p.ratio, s.measured, s.ideal, note if p.ratio < 0.8 else ""))
+    return rows
+
+
+def _best_per_step(timing: Timing, steps: float) -> float:
+    return timing.best / steps
+
+
+def bench_nuts(size: BenchSize, num_devices: int, cores: int) -> list[Row]:
+    """BlackJAX NUTS: one after another, vmap, pmap(vmap), shard_map + lax.map."""
+    import blackjax  # importing BlackJAX starts JAX's backend: only once the devices are set
+
+
+    per_device, draws = size.nuts_chains_per_device, size.nuts_draws
+    num_chains = per_device * num_devices
+    nuts = blackjax.nuts(normal.make_logdensity(normal.observed()), step_size=1e-3,
+                         inverse_mass_matrix=jnp.array([0.5, 0.01]))
+    states = jax.vmap(nuts.init)(normal.spread_positions(num_chains))
+    keys = jax.random.split(jax.random.key(0), num_chains)
+    mesh = jax.make_mesh((num_devices,), ("chains",), axis_types=(AxisType.Explicit,))
+    by_chain = NamedSharding(mesh, P("chains"))
+
+    def per_dev(tree):
+        return jax.tree.map(lambda x: x.reshape((num_devices, -1) + x.shape[1:]), tree)
+
+    one_by_one = sequential_runner(nuts.step, draws)
+    lockstep = vmap_runner(nuts.step, draws)
+    pmap_vmap = jax.pmap(vmap_runner(nuts.step, draws))
+    sharded = shard_map_runner(nuts.step, draws, mesh, "chains", inner="map")
+    timings, outs = time_interleaved({
+        "one after another": (one_by_one, keys, states),
+        "vmap": (lockstep, keys, states),
+        "pmap(vmap)": (pmap_vmap, *per_dev((keys, states))),
+        "shard_map + lax.map": (sharded, *jax.device_put((keys, states), by_chain)),
+    }, repeats=size.repeats)
+    steps = integration_steps(outs["one after another"][1])
+
+    # calibration: other keys, widths 1, chains per device and all chains, on one device
+    cal_keys = jax.random.split(jax.random.key(1), num_chains)
+    widths = sorted({1, per_device, num_chains})
+    calls = {1: (one_by_one, cal_keys, states)}
+    for w in widths[1:]:
+        calls[w] = (lockstep, cal_keys[:w], jax.tree.map(lambda x, w=w: x[:w], states))
+    cal, cal_out = time_interleaved({f"width {w}": c for w, c in calls.items()}, repeats=size.repeats)
+    cal_steps = integration_steps(cal_out["width 1"][1])
+    seconds = [_best_per_step(cal["width 1"], cal_steps.sum())]
+    seconds += [_best_per_step(cal[f"width {w}"], lockstep_cost(cal_steps[:w])) for w in widths[1:]]
+    step = costmodel.StepCost(tuple(widths), tuple(seconds))
+
+    predicted = {
+        "one after another": costmodel.sequential_time(steps, step),
+        "vmap": costmodel.lockstep_time(steps, step),
+        "pmap(vmap)": costmodel.sharded_time(steps, step, num_devices, cores, inner="vmap"),
+        "shard_map + lax.map": costmodel.sharded_time(steps, step, num_devices, cores, inner="map"),
+    }
+    predictions = {m: costmodel.predict(timings[m], predicted[m]) for m in predicted}
+    devices = {"one after another": 1, "vmap": 1, "pmap(vmap)": num_devices, "shard_map + lax.map": num_devices}
+    # what the model leaves out: one device's work may keep more than one core busy (XLA's own threads),
+    # and then the devices compete for the cores the model gives each of them
+    busy = cores_busy(lockstep, cal_keys[:per_device], jax.tree.map(lambda x: x[:per_device], states), calls=2)
+    note = (f"one device's vmap of {per_device} chains keeps {busy:.2f} cores busy; "
+            f"{cores_available(cores):.2f} of {cores} cores free after the run")
+    return _rows("BlackJAX NUTS", timings["one after another"], predictions, num_chains, devices, note)
+
+
+def bench_numpyro(size: BenchSize, num_devices: int, cores: int) -> list[Row]:
+    """NumPyro's sequential, vectorized and parallel chain methods, one chain per device."""
+    data = make_linear_data(2000, 4, seed=0)
+    X, y = jnp.asarray(data.X), jnp.asarray(data.y)
+    num_chains = num_devices
+    def run_numpyro(method, warmup, samples, repeats=1):
+        """Warm up and sample ``repeats`` times with the same keys: the seconds outside compilation
+        (NumPyro compiles again on each run), and every iteration's integration steps. With more than
+        one repeat, one more run comes first and is left out: a process's first run of a method pays
+        for more than compilation (its first allocations, caches)."""
+        seconds, first = [], 0.0
+        for _ in range(repeats + (repeats > 1)):
+            mcmc = MCMC(NUTS(linear_model), num_warmup=warmup, num_samples=samples, num_chains=num_chains,
+                        chain_method=method, progress_bar=False)
+            with CompileLog() as log:
+                start = time.perf_counter()
+                mcmc.warmup(jax.random.key(0), X, y, collect_warmup=True, extra_fields=("num_steps",))
+                warm = np.asarray(mcmc.get_extra_fields(group_by_chain=True)["num_steps"])
+                mcmc.run(jax.random.key(1), X, y, extra_fields=("num_steps",))
+                jax.block_until_ready(mcmc.get_samples(group_by_chain=True))
+                wall = time.perf_counter() - start
+            seconds.append(wall - log.seconds)
+            first = first or wall
+        seconds = seconds[-repeats:]
+        sampled = np.asarray(mcmc.get_extra_fields(group_by_chain=True)["num_steps"])
+        return Timing(method, tuple(seconds), first), np.concatenate([warm, sampled], axis=1), mcmc
+
+    runs, fixed = {}, {}
+    for method in ("sequential", "vectorized", "parallel"):
+        runs[method] = run_numpyro(method, size.numpyro_warmup, size.numpyro_samples, size.numpyro_repeats)
+        # NumPyro's fixed cost of a run outside compiled code (set-up, moving results), from runs of one
+        # iteration a phase, less that iteration's steps: the faster of two, since the model is a best case
+        tiny = [run_numpyro(method, 1, 1) for _ in range(2)]
+        fastest = min(tiny, key=lambda run: run[0].median)
+        fixed[method] = (fastest[0].median, fastest[1])
+
+    kernel = runs["parallel"][2].sampler
+    end = jax.device_put(runs["parallel"][2].last_state, jax.devices()[0])
+
+    def nuts_steps(state):
+        def one(state, _):
+            state = kernel.sample(state, (X, y), {})
+            return state, state.num_steps
+        return jax.lax.scan(one, state, None, length=500)[1]
+
+    one_chain, all_chains = jax.jit(nuts_steps), jax.jit(jax.vmap(nuts_steps))
+    cal, cal_out = time_interleaved({
+        "width 1": (lambda s: [one_chain(jax.tree.map(lambda a, i=i: a[i], s)) for i in range(num_chains)], end),
+        "vmapped": (all_chains, end),
+    }, repeats=3)
+    cal_steps = np.asarray(cal_out["vmapped"])
+    widths = (1,) if num_chains == 1 else (1, num_chains)
+    seconds = (cal["width 1"].best / cal_steps.sum(),) + (
+        () if num_chains == 1 else (cal["vmapped"].best / lockstep_cost(cal_steps),))
+    step = costmodel.StepCost(widths, seconds)
+    def model(method, steps):
+        if method == "sequential":
+            return costmodel.sequential_time(steps, step)
+        if method == "vectorized":
+            return costmodel.lockstep_time(steps, step)
+        return costmodel.sharded_time(steps, step, num_devices, cores)
+
+    predictions = {}
+    for method, (timing, steps, _) in runs.items():
+        tiny_seconds, tiny_steps = fixed[method]
+        overhead = max(0.0, tiny_seconds - model(method, tiny_steps))
+        predictions[method] = costmodel.predict(timing, overhead + model(method, steps),
+                                                f"steps + {1e3 * overhead:.0f} ms fixed cost per run")
+    devices = {"sequential": 1, "vectorized": 1, "parallel": num_devices}
+    busy = cores_busy(one_chain, jax.tree.map(lambda a: a[0], end), calls=2)
+    note = (f"one chain's NUTS keeps {busy:.2f} cores busy; "
+            f"{cores_available(cores):.2f} of {cores} cores free after the run")
+    return _rows("NumPyro", runs["sequential"][0], predictions, num_chains, devices, note)
+
+
+def _emcee_busy(pool: Any, steps: int) -> None:
+    run_sampler(pool, steps)
+
+
+def _noop(_: Any) -> None:
+    return None
+
+
+class _InProcess:
+    """A pool that evaluates every task in this process, one after another (emcee without a pool)."""
+
+    @staticmethod
+    def map(func: Any, tasks: Any) -> list[Any]:
+        return [func(t) for t in tasks]
+
+
+def bench_emcee(size: BenchSize, cores: int) -> list[Row]:
+    """emcee with a log-probability of known cost: serial, a process pool, MPI; and NumPy against vectorised JAX."""
+    steps, repeats = size.emcee_steps, size.repeats
+    counted = CountingPool(_InProcess())
+    run_sampler(counted, steps)  # the initial ensemble, then two half ensembles a step
+    tasks = counted.tasks_per_map
+    one_call = time_call(busy_log_prob, initial_walkers()[0], repeats=21, label="one log-probability")
+    serial = time_call(_emcee_busy, None, steps, repeats=repeats, label="serial")
+    workers = cores
+    with mp.get_context("spawn").Pool(workers) as pool:
+        pool.map(_noop, range(workers))  # start the workers before timing
+        round_trip = time_call(pool.map, _noop, range(NUM_WALKERS // 2), repeats=repeats).median / (NUM_WALKERS // 2)
+        pooled = time_call(_emcee_busy, pool, steps, repeats=repeats, label=f"Pool({workers})")
+    predictions = {
+        "serial": costmodel.predict(serial, sum(tasks) * one_call.median, "every call one after another"),
+        f"Pool({workers})": costmodel.predict(
+            pooled, costmodel.pool_run_time(tasks, one_call.median, workers, cores, overhead_per_task=round_trip,
+                                    pool_map_chunks=True),
+            f"{workers} workers, measured round trip per task"),
+    }
+    devices = {"serial": 1, f"Pool({workers})": workers}
+    try:
+        mpiexec = find_mpiexec()
+    except MPIExecNotFound:
+        mpiexec = None
+    if mpiexec is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "mpi.npz"
+            cmd = [mpiexec, "-n", str(workers), sys.executable, "-m", "parallel_mcmc.emcee_mpi", str(out),
+                   "--pool", "sharing", "--steps", str(steps), "--repeats", str(repeats)]
+            subprocess.run(cmd, check=True, capture_output=True, timeout=600)
+            result = dict(np.load(out))
+        mpi_run = Timing(f"MPI, {workers} ranks", tuple(result["times"]), float(result["first_time"]))
+        predicted = costmodel.pool_run_time(result["tasks_per_map"].tolist(), one_call.median, workers, cores)
+        predictions[mpi_run.label] = costmodel.predict(mpi_run, predicted, f"{workers} ranks, master shares")
+        devices[mpi_run.label] = workers
+    note = f"{cores_available(cores):.2f} of {cores} cores free after the run"
+    rows = _rows("emcee, 2 ms log-probability", serial, predictions, NUM_WALKERS, devices, note)
+    return rows + bench_emcee_jax(size)
+
+
+def bench_emcee_jax(size: dict) -> list[Row]:
+    """The sinusoid model: emcee with NumPy serially, and with one vectorised JAX call per half ensemble."""
+    steps, repeats, walkers = size.emcee_steps, size.repeats, 32
+    start = sinusoid.initial_walkers(walkers)
+    batch = sinusoid.make_log_prob_batch()
+
+    def run(log_prob, vectorize):
+        sampler = emcee.EnsembleSampler(walkers, start.shape[1], log_prob, vectorize=vectorize)
+        sampler.run_mcmc(start, steps)
+
+    batch(start[: walkers // 2])  # compile
+    serial = time_call(run, sinusoid.log_prob, False, repeats=repeats, label="NumPy, serial")
+    vectorised = time_call(run, batch, True, repeats=repeats, label="JAX, vectorize=True")
+    # emcee's own work (proposals, acceptance, storing the chain): the same run with a log-probability
+    # that costs next to nothing
+    own = time_call(run, _flat_log_prob, True, repeats=repeats, label="emcee alone").best
+    inside = _TimedCalls(batch)
+    run(inside, True)  # the seconds the vectorised calls took inside a real run
+    counted = CountingPool(_InProcess())
+    emcee.EnsembleSampler(walkers, start.shape[1], sinusoid.log_prob, pool=counted).run_mcmc(start, steps)
+    tasks = counted.tasks_per_map  # the whole ensemble once, then two halves a step
+    one = time_call(sinusoid.log_prob, start[0], repeats=21).median
+    by_width = {n: time_call(batch, start[:n], repeats=21).median for n in set(tasks)}
+    calls = sum(by_width[n] for n in tasks)
+    predictions = {
+        "NumPy, serial": costmodel.predict(serial, own + sum(tasks) * one, "emcee + every walker one call"),
+        "JAX, vectorize=True": costmodel.predict(vectorised, own + calls, "emcee + one call per half ensemble"),
+    }
+    devices = {"NumPy, serial": 1, "JAX, vectorize=True": 1}
+    note = (f"inside a run the vectorised calls took {1e3 * inside.seconds:.0f} ms against "
+            f"{1e3 * calls:.0f} ms timed alone; emcee's own work {1e3 * own:.0f} ms")
+    return _rows("emcee, sinusoid", serial, predictions, walkers, devices, note)
+
+
+def _flat_log_prob(thetas: np.ndarray) -> np.ndarray:
+    """A vectorised log-probability that costs next to nothing: emcee's own work, timed."""
+    return -0.5 * np.sum(np.square(thetas), axis=1)
+
+
+class _TimedCalls:
+    """Calls ``fn`` and adds up the seconds its calls take."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn, self.seconds = fn, 0.0
+
+    def __call__(self, *args: Any) -> Any:
+        start = time.perf_counter()
+        out = self.fn(*args)
+        self.seconds += time.perf_counter() - start
+        return out
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "platform": jax.default_backend(),
+        "devices": [str(d) for d in jax.devices()],
+        "physical_cores": physical_cores(),
+        "cpu": platform.processor() or platform.machine(),
+        "python": platform.python_version(),
+        "jax": jax.__version__,
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+
+
+def plot(rows: Sequence[Row], path: Path) -> None:
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # after choosing the back-end that needs no display
+
+    groups = list(dict.fromkeys(r.group for r in rows))
+    fig, axes = plt.subplots(1, len(groups), figsize=(4.2 * len(groups), 3.6), squeeze=False)
+    for ax, group in zip(axes[0], groups):
+        mine = [r for r in rows if r.group == group]
+        x = np.arange(len(mine))
+        ax.bar(x - 0.2, [r.measured_s for r in mine], width=0.4, label="measured")
+        ax.bar(x + 0.2, [r.predicted_s for r in mine], width=0.4, label="predicted (best case)",
+               color="lightgray", edgecolor="gray")
+        for xi, r in zip(x, mine):
+            ax.annotate(f"{r.ratio:.2f}", (xi + 0.2, r.predicted_s), ha="center", va="bottom", fontsize=8)
+        ax.set_xticks(x, [r.method for r in mine], rotation=20, ha="right", fontsize=8)
+        ax.set_title(group, fontsize=10)
+        ax.set_ylabel("seconds (median)")
+    axes[0][0].legend(frameon=False, fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def run(size: str = "laptop", out: str | Path = "_build/bench") -> list[Row]:
+    """Run every group at ``size``; write bench.csv, bench.json and bench.png to ``out``; return the rows."""
+    if size not in SIZES:
+        raise ValueError(f"size must be one of {sorted(SIZES)}, got {size!r}.")
+    cores = physical_cores()
+    # Without asynchronous dispatch, JAX's CPU client runs each computation before returning, so no
+    # compilation overlaps a run: NumPyro traces and compiles its post-processing while its sampling
+    # loop still runs, and taking compilation out of such a run would take running time out with it.
+    # The CPU client reads this when it starts: set it first.
+    jax.config.update("jax_cpu_enable_async_dispatch", False)
+    # one CPU device per core, or the accelerators chosen with PARALLEL_MCMC_PLATFORM as they are
+    use_cpu_devices(1 if os.environ.get(PLATFORM_ENV) else cores)
+    num_devices = jax.device_count()
+    params = SIZES[size]
+    rows = bench_nuts(params, num_devices, cores) + bench_numpyro(params, num_devices, cores) + bench_emcee(params, cores)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "bench.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(asdict(rows[0])))
+        writer.writeheader()
+        writer.writerows(asdict(r) for r in rows)
+    (out / "bench.json").write_text(json.dumps({"size": size, "machine": machine(),
+                                                "rows": [asdict(r) for r in rows]}, indent=2))
+    plot(rows, out / "bench.png")
+    return rows
+
+
+def print_table(rows: Sequence[Row]) -> None:
+    table = Table(title="measured against the cost model (ratio = predicted / measured)")
+    for col in ("group", "method", "chains", "devices", "measured", "predicted", "ratio", "speedup", "ideal", "note"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r.group, r.method, str(r.chains), str(r.devices), f"{r.measured_s:.3f} s (±{r.spread:.0%})",
+                      f"{r.predicted_s:.3f} s", f"{r.ratio:.2f}", f"{r.speedup:.2f}x", f"{r.ideal_speedup:.2f}x",
+                      r.note)
+    Console(width=200).print(table)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", choices=list(SIZES), default="laptop",
+                        help="smoke: seconds (the test suite's run); laptop: about a minute or two; large: longer")
+    parser.add_argument("--out", default="_build/bench", help="folder for bench.csv, bench.json and bench.png")
+    args = parser.parse_args(argv)
+    rows = run(args.size, args.out)
+    print_table(rows)
+    print(f"wrote {Path(args.out) / 'bench.csv'}, bench.json and bench.png")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

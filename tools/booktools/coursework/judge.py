@@ -1,0 +1,107 @@
+"""The trusted judge: runs the book's checks on what the sandbox observed, and nothing else.
+
+``python -m booktools.coursework.judge`` reads one job as JSON on stdin and writes the
+verdicts as JSON on stdout. It runs as a separate process of the grader's own
+user, started fresh for each submission, with the book's ``src`` on its path;
+no code of the submission runs in it. The values come from
+:func:`booktools.coursework.codec.decode` (data only; a learner's function is a
+:class:`~booktools.coursework.codec.Replay` of its recorded calls), the checks from the
+book's ``parallel_mcmc.exercises``, and the unseen inputs with their reference
+answers from :mod:`booktools.coursework.references`.
+
+The job: ``{"devices": n, "seed": s, "checks": [{"label", "module", "function",
+"observation", "literals": {"args": {index: value}, "kwargs": {name: value}}}]}``.
+The answer: one ``{"label", "status", "message"}`` per check, status ``passed``,
+``failed`` (an ``AssertionError`` of the check) or ``error``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+
+__all__ = ["judge_check", "main"]
+
+
+def _verdict(label: str, status: str, message: str = "") -> dict:
+    return {"label": label, "status": status, "message": message}
+
+
+def _failure(label: str, err: BaseException, prefix: str = "") -> dict:
+    from .codec import ForgedData
+
+    if isinstance(err, AssertionError):
+        return _verdict(label, "failed", prefix + (str(err) or "the check failed"))
+    if isinstance(err, NotImplementedError):
+        return _verdict(label, "error", f"not answered: {err or 'the stub is still there'}")
+    if isinstance(err, ForgedData):
+        return _verdict(label, "error", f"the sandbox's observation was refused ({err}); nothing of it was used")
+    return _verdict(label, "error", prefix + f"{type(err).__name__}: {err}")
+
+
+def judge_check(item: dict, devices: int | None, seed: int) -> dict:
+    """The verdict of one check call on its observation."""
+    from . import references
+    from .codec import ForgedData, decode
+
+    label = str(item.get("label"))
+    module, function = str(item.get("module")), str(item.get("function"))
+    if not module.startswith("parallel_mcmc.exercises."):
+        return _verdict(label, "error", f"{module} is not a check module of the book")
+    obs = item.get("observation")
+    if not isinstance(obs, dict):
+        return _verdict(label, "error", "the check never ran: no observation came back from the sandbox")
+    outcome = obs.get("outcome") or {}
+    if outcome.get("stage") == "arguments":
+        name, text = outcome.get("ename", "Exception"), outcome.get("evalue", "")
+        if name == "NotImplementedError":
+            return _verdict(label, "error", f"not answered: {text or 'the stub is still there'}")
+        return _verdict(label, "error", f"{name}: {text}")
+    try:
+        records = obs.get("records") or {}
+        args = [decode(a, devices, records) for a in obs.get("args", [])]
+        kwargs = {str(k): decode(v, devices, records) for k, v in obs.get("kwargs", [])}
+    except ForgedData as err:
+        return _failure(label, err)
+    except Exception as err:  # noqa: BLE001 - a value the judge cannot rebuild is the submission's problem
+        return _verdict(label, "error", f"the observed values could not be read back ({type(err).__name__}: {err})")
+    literals = item.get("literals") or {}
+    for index, value in (literals.get("args") or {}).items():
+        if int(index) < len(args):
+            args[int(index)] = value
+    kwargs.update(literals.get("kwargs") or {})
+    import importlib
+
+    check = getattr(importlib.import_module(module), function)
+    with contextlib.redirect_stdout(io.StringIO()):
+        try:
+            check(*args, **kwargs)
+        except (Exception, ForgedData) as err:  # noqa: BLE001 - every failure is a verdict
+            return _failure(label, err)
+        extra = references.unseen(f"{module}.{function}", seed)
+        if extra:
+            try:
+                check(*args, **{**kwargs, **extra})
+            except (Exception, ForgedData) as err:  # noqa: BLE001 - every failure is a verdict
+                return _failure(label, err, "On inputs the notebook does not show: ")
+    return _verdict(label, "passed")
+
+
+def main() -> int:
+    job = json.loads(sys.stdin.read())
+    devices = job.get("devices")
+    if isinstance(devices, int) and 1 <= devices <= 256:
+        from parallel_mcmc.devices import use_cpu_devices
+
+        with contextlib.suppress(Exception):
+            use_cpu_devices(devices)
+    seed = int(job.get("seed", 0))
+    verdicts = [judge_check(item, devices, int(item.get("seed", seed))) for item in job.get("checks", [])]
+    sys.stdout.write(json.dumps(verdicts))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

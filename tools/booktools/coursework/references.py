@@ -1,0 +1,225 @@
+"""The reference answers and the unseen inputs the grader uses. Learners' kernels never see this module.
+
+For each exercise whose check takes ``cases``, :data:`UNSEEN` gives a function
+``(rng) -> keyword arguments`` for the check: inputs the chapter never shows,
+drawn afresh for every submission, with the answers the references give.
+The chapters' helper package :mod:`parallel_mcmc` holds no answer; its checks
+compare with a few fixed expected values written out as data.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from parallel_mcmc.models import sinusoid
+
+from .harness import Argument
+
+__all__ = ["ideal_speedup", "lockstep_efficiency", "my_chains", "gaussian_consensus", "log_prob_noise", "pair_acceptance",
+           "UNSEEN", "CALLS", "unseen"]
+
+
+def ideal_speedup(num_devices: int, num_cores: int) -> int:
+    """Forced CPU devices share the cores: the best speedup is the smaller of the two."""
+    return min(num_devices, num_cores)
+
+
+def lockstep_efficiency(steps: np.ndarray) -> float:
+    """All chains' steps over (chains x the sum over draws of the slowest chain's steps)."""
+    steps = np.asarray(steps)
+    return float(steps.sum() / (steps.shape[0] * steps.max(axis=0).sum()))
+
+
+def my_chains(process_id: int, num_processes: int, num_chains: int) -> list[int]:
+    """The contiguous block of chains a process holds."""
+    if num_chains % num_processes:
+        raise ValueError(f"{num_chains} chains cannot be split evenly over {num_processes} processes.")
+    per = num_chains // num_processes
+    return list(range(process_id * per, (process_id + 1) * per))
+
+
+def gaussian_consensus(means: np.ndarray, covs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The product of Gaussian sub-posteriors: precisions add, means weigh by precision."""
+    precisions = np.linalg.inv(covs)
+    cov = np.linalg.inv(precisions.sum(axis=0))
+    return cov @ np.einsum("sij,sj->i", precisions, means), cov
+
+
+def log_prob_noise(thetas: np.ndarray) -> np.ndarray:
+    """The vectorised log-density of the sinusoid with unknown noise, in NumPy (float64)."""
+    t, y = sinusoid.data()
+    thetas = np.asarray(thetas, dtype=float)
+    amplitude, frequency, phase, offset, log_sigma = (thetas[:, i, None] for i in range(5))
+    resid = y - (amplitude * np.sin(2 * np.pi * frequency * t + phase) + offset)
+    sigma2 = np.exp(2 * log_sigma)
+    loglik = -0.5 * np.sum(resid**2, axis=1) / sigma2[:, 0] - t.size * log_sigma[:, 0]
+    low = np.append(sinusoid.PRIOR_LOW, -5.0)
+    high = np.append(sinusoid.PRIOR_HIGH, 5.0)
+    inside = np.all((thetas > low) & (thetas < high), axis=1)
+    return np.where(inside, loglik, -np.inf)
+
+
+def pair_acceptance(log_p: np.ndarray, betas: np.ndarray, parity: int) -> np.ndarray:
+    """Each replica's probability of swapping with its partner of this round (0 without one)."""
+    i = np.arange(len(betas))
+    partner = np.where(i % 2 == parity, i + 1, i - 1)
+    has = (partner >= 0) & (partner < len(betas))
+    partner = np.where(has, partner, i)
+    log_ratio = (betas[i] - betas[partner]) * (log_p[partner] - log_p[i])
+    return np.where(has, np.exp(np.minimum(0.0, log_ratio)), 0.0)
+
+
+# --------------------------------------------------------------------------- unseen inputs
+
+
+def _ideal(rng: np.random.Generator) -> dict:
+    pairs = [(int(d), int(c)) for d, c in rng.integers(1, 33, size=(8, 2))] + [(5, 3), (3, 5)]
+    return {"cases": [(pair, ideal_speedup(*pair)) for pair in pairs]}
+
+
+def _lockstep(rng: np.random.Generator) -> dict:
+    cases = []
+    for _ in range(4):
+        steps = rng.integers(1, 2 ** int(rng.integers(2, 8)), size=(int(rng.integers(2, 7)), int(rng.integers(2, 9))))
+        cases.append((steps, lockstep_efficiency(steps)))
+    return {"cases": cases}
+
+
+def _my_chains(rng: np.random.Generator) -> dict:
+    cases, uneven = [], []
+    for num_processes in rng.choice(np.arange(2, 9), size=3, replace=False):
+        num_processes = int(num_processes)
+        num_chains = num_processes * int(rng.integers(1, 6))
+        cases += [((p, num_processes, num_chains), my_chains(p, num_processes, num_chains)) for p in range(num_processes)]
+        uneven.append((int(rng.integers(0, num_processes)), num_processes, num_chains + 1))
+    return {"cases": cases, "uneven": uneven}
+
+
+def _combine(rng: np.random.Generator) -> dict:
+    return {"cases": [[int(k) for k in rng.integers(1, 6, size=int(rng.integers(2, 5)))] for _ in range(3)],
+            "seed": int(rng.integers(1, 2**31))}
+
+
+def _split_compile(rng: np.random.Generator) -> dict:
+    cases = []
+    for _ in range(4):
+        n_short = int(rng.integers(50, 2000))
+        cases.append((float(rng.uniform(0.5, 20)), float(rng.uniform(1e-4, 1e-2)), n_short, n_short + int(rng.integers(100, 5000))))
+    return {"cases": cases}
+
+
+def _chain_split(rng: np.random.Generator) -> dict:
+    return {"cases": [(int(c), int(d)) for c, d in zip(rng.integers(1, 40, size=6), rng.integers(1, 12, size=6))]}
+
+
+def _consensus(rng: np.random.Generator) -> dict:
+    cases = []
+    for S, d in ((int(rng.integers(2, 9)), int(rng.integers(1, 5))) for _ in range(3)):
+        means = rng.normal(size=(S, d))
+        A = rng.normal(size=(S, d, d))
+        covs = A @ np.swapaxes(A, 1, 2) + np.eye(d) * rng.uniform(0.1, 3.0, size=(S, 1, 1))
+        mean, cov = gaussian_consensus(means, covs)
+        cases.append((means, covs, mean, cov))
+    return {"cases": cases}
+
+
+def _log_prob(rng: np.random.Generator) -> dict:
+    truth = np.append(sinusoid.TRUE_PARAMS, np.log(sinusoid.NOISE_SCALE))
+    cases = []
+    for n in (int(rng.integers(4, 40)), int(rng.integers(4, 40))):
+        thetas = truth + 1e-3 * rng.normal(size=(n, 5))
+        thetas[int(rng.integers(0, n)), 0] = -1.0
+        cases.append((thetas, log_prob_noise(thetas)))
+    return {"cases": cases}
+
+
+def _mpi(rng: np.random.Generator) -> dict:
+    return {"cases": [(f"job{int(rng.integers(0, 1000))}.py", int(rng.integers(1, 16))) for _ in range(3)]}
+
+
+def _sharded_gradient(rng: np.random.Generator) -> dict:
+    return {"cases": [rng.normal(scale=float(scale), size=5).astype(np.float32) for scale in (0.3, 1.0, 3.0)]}
+
+
+def _pair_acceptance(rng: np.random.Generator) -> dict:
+    cases = []
+    for _ in range(4):
+        R = int(rng.integers(3, 10))
+        betas = np.geomspace(1.0, float(rng.uniform(0.005, 0.5)), R)
+        log_p = -np.abs(rng.normal(scale=float(rng.uniform(1, 30)), size=R))
+        parity = int(rng.integers(0, 2))
+        cases.append((log_p, betas, parity, pair_acceptance(log_p, betas, parity)))
+    return {"cases": cases}
+
+
+def _next_temperature(rng: np.random.Generator) -> dict:
+    cases = []
+    for scale in (10.0, 1e3, 1e5):
+        n = int(rng.integers(50, 600))
+        cases.append((-scale * rng.chisquare(int(rng.integers(1, 6)), size=n), float(rng.uniform(0.0, 0.9))))
+    cases.append((-1e-3 * rng.uniform(size=int(rng.integers(50, 200))), float(rng.uniform(0.0, 0.5))))  # one step to 1
+    return {"cases": cases}
+
+
+# check name -> (rng -> keyword arguments of the check that bring the unseen inputs)
+UNSEEN: dict[str, Callable[[np.random.Generator], dict[str, Any]]] = {
+    "parallel_mcmc.exercises.getting_started.ideal_speedup": _ideal,
+    "parallel_mcmc.exercises.parallel_chains.lockstep_efficiency": _lockstep,
+    "parallel_mcmc.exercises.beyond_one_machine.my_chains": _my_chains,
+    "parallel_mcmc.exercises.beyond_one_machine.combine_chains": _combine,
+    "parallel_mcmc.exercises.numpyro.split_compile": _split_compile,
+    "parallel_mcmc.exercises.numpyro.chain_split": _chain_split,
+    "parallel_mcmc.exercises.numpyro.gaussian_consensus": _consensus,
+    "parallel_mcmc.exercises.ensemble.vectorized_log_prob": _log_prob,
+    "parallel_mcmc.exercises.ensemble.mpi_command": _mpi,
+    "parallel_mcmc.exercises.other_parallelism.sharded_gradient": _sharded_gradient,
+    "parallel_mcmc.exercises.other_parallelism.pair_acceptance": _pair_acceptance,
+    "parallel_mcmc.exercises.other_parallelism.next_temperature": _next_temperature,
+}
+
+
+# --------------------------------------------------------------------------- the calls the checks make
+
+
+def _combine_calls(kw: dict) -> list[tuple]:
+    rng = np.random.default_rng(kw["seed"])  # as processes.combine_chains draws its parts
+    calls = []
+    for sizes in kw["cases"]:
+        parts = [rng.normal(size=(int(k), 7, 3)) for k in sizes]
+        calls.append(([p.copy() for p in parts],))
+    return calls
+
+
+def _split_calls(kw: dict) -> list[tuple]:
+    return [(c + p * ns, ns, c + p * nl, nl) for c, p, ns, nl in kw["cases"]]
+
+
+# check name -> (index of the learner's function among the check's arguments, keyword arguments -> the calls
+# the check makes of it with those unseen inputs). The sandbox makes these calls and records them; the judge
+# then runs the check with the same keyword arguments against the record.
+CALLS: dict[str, tuple[int, Callable[[dict], list[tuple]]]] = {
+    "parallel_mcmc.exercises.getting_started.ideal_speedup": (0, lambda kw: [tuple(pair) for pair, _ in kw["cases"]]),
+    "parallel_mcmc.exercises.parallel_chains.lockstep_efficiency": (0, lambda kw: [(np.asarray(s).copy(),) for s, _ in kw["cases"]]),
+    "parallel_mcmc.exercises.beyond_one_machine.my_chains": (0, lambda kw: [tuple(a) for a, _ in kw["cases"]] + [tuple(a) for a in kw["uneven"]]),
+    "parallel_mcmc.exercises.beyond_one_machine.combine_chains": (0, _combine_calls),
+    "parallel_mcmc.exercises.numpyro.split_compile": (0, _split_calls),
+    "parallel_mcmc.exercises.numpyro.chain_split": (0, lambda kw: [tuple(c) for c in kw["cases"]]),
+    "parallel_mcmc.exercises.numpyro.gaussian_consensus": (
+        0, lambda kw: [(np.asarray(m, dtype=float).copy(), np.asarray(c, dtype=float).copy()) for m, c, _, _ in kw["cases"]]),
+    "parallel_mcmc.exercises.ensemble.vectorized_log_prob": (0, lambda kw: [(np.array(t, dtype=float),) for t, _ in kw["cases"]]),
+    "parallel_mcmc.exercises.ensemble.mpi_command": (0, lambda kw: [tuple(c) for c in kw["cases"]]),
+    "parallel_mcmc.exercises.other_parallelism.sharded_gradient": (
+        0, lambda kw: [(np.asarray(b, np.float32), Argument(1), Argument(2)) for b in kw["cases"]]),
+    "parallel_mcmc.exercises.other_parallelism.pair_acceptance": (
+        0, lambda kw: [(np.asarray(lp, np.float64).copy(), np.asarray(b, np.float64).copy(), p) for lp, b, p, _ in kw["cases"]]),
+    "parallel_mcmc.exercises.other_parallelism.next_temperature": (
+        0, lambda kw: [(np.asarray(v, np.float64).copy(), float(lam)) for v, lam in kw["cases"]]),
+}
+
+
+def unseen(check: str, seed: int) -> dict[str, Any]:
+    """The keyword arguments that give ``check`` its unseen inputs for this ``seed`` (empty if it takes none)."""
+    make = UNSEEN.get(check)
+    return make(np.random.default_rng(seed)) if make else {}

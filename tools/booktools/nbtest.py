@@ -1,0 +1,150 @@
+"""The notebook tests: a pytest plugin that collects the book's MyST notebooks as tests.
+
+The book's ``conftest.py`` loads it (``pytest_plugins = ["booktools.nbtest"]``).
+
+Every ``.md`` file under the test paths whose front matter names a
+``kernelspec`` is a notebook: jupytext reads it in memory (no converted copy
+is written) and nbval runs its code cells, one test per cell, in a fresh
+kernel per notebook. Cells tagged ``raises-exception`` must raise; cells
+tagged ``skip-execution`` are skipped, as in the book build.
+
+The notebooks are collected before the other tests (``testpaths`` in
+pyproject.toml), and each one that runs without a failure goes into the site
+build's execution cache with nbval's outputs (:mod:`booktools.execution_cache`),
+so the site build in ``tests/book/test_site.py`` executes none of them again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from unittest import mock
+
+import nbval.plugin
+import pytest
+
+from . import notebooks
+from .execution_cache import BookCache, forget_if_src_changed, store
+
+
+class _NotebookReader:
+    """Stands in for nbformat inside nbval while it collects one notebook."""
+
+    def __init__(self, notebook):
+        self._notebook = notebook
+
+    def read(self, *args, **kwargs):
+        return self._notebook
+
+    def __getattr__(self, name):  # anything else comes from nbformat itself
+        import nbformat
+
+        return getattr(nbformat, name)
+
+
+class MystNotebook(nbval.plugin.IPyNbFile):
+    """An nbval notebook read from a MyST Markdown file by jupytext."""
+
+    def collect(self):
+        notebook = notebooks.read(self.path)
+        for cell in notebook.cells:
+            tags = cell.get("metadata", {}).get("tags", [])
+            if cell.cell_type == "code" and "skip-execution" in tags and "nbval-skip" not in tags:
+                cell.metadata["tags"] = [*tags, "nbval-skip"]
+        with mock.patch.object(nbval.plugin, "nbformat", _NotebookReader(notebook)):
+            yield from super().collect()
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector):
+    if notebooks.is_myst_notebook(file_path):
+        return MystNotebook.from_parent(parent, path=file_path)
+    return None
+
+
+# --- How long each notebook took, reported at the end of the run ---------------------
+
+NOTEBOOK_BUDGET_S = 90.0
+_notebook_seconds: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    path = report.nodeid.split("::", 1)[0]
+    if path.endswith(".md"):
+        _notebook_seconds[path] = _notebook_seconds.get(path, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    if not _notebook_seconds:
+        return
+    terminalreporter.section("notebook run times (kernel start included)")
+    for path, seconds in sorted(_notebook_seconds.items()):
+        flag = f"  over the {NOTEBOOK_BUDGET_S:.0f} s budget" if seconds > NOTEBOOK_BUDGET_S else ""
+        terminalreporter.write_line(f"{seconds:7.1f} s  {path}{flag}")
+    terminalreporter.write_line(f"{sum(_notebook_seconds.values()):7.1f} s  in all")
+
+
+# --- nbval's runs go into the site build's execution cache ---------------------------
+
+
+def _adjacent_streams(outputs):
+    """Merge consecutive outputs of one stream, as Jupyter keeps them.
+
+    nbval's own ``coalesce_streams`` merges all of a stream's outputs into its
+    first, which moves text printed after a figure to before it; the page would
+    show that. A line rewritten after a carriage return (a progress bar) keeps
+    its last text, as nbval does.
+    """
+    merged = []
+    for out in outputs:
+        last = merged[-1] if merged else None
+        if out.output_type == "stream" and last is not None and last.output_type == "stream" and last.name == out.name:
+            last.text += out.text
+        else:
+            merged.append(out)
+    for out in merged:
+        if out.output_type == "stream":
+            out.text = nbval.plugin.carriagereturn_pat.sub("", out.text)
+    return merged
+
+
+nbval.plugin.coalesce_streams = _adjacent_streams
+
+_cells_of: dict = {}  # notebook -> its cell items, in order
+_cell_ok: dict = {}  # cell item -> no phase of it failed (a cell tagged to be skipped counts as passed)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    for item in session.items:
+        if isinstance(item, nbval.plugin.IPyNbCell):
+            _cells_of.setdefault(item.parent, []).append(item)
+    if _cells_of and not session.config.option.collectonly:
+        forget_if_src_changed(BookCache(session.config.rootpath))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    if item.parent not in _cells_of:
+        return
+    report = outcome.get_result()
+    tagged_skip = report.skipped and item.options["skip"] and not hasattr(report, "wasxfail")
+    _cell_ok[item] = _cell_ok.get(item, True) and (report.passed or tagged_skip)
+    if call.when == "teardown" and item is _cells_of[item.parent][-1]:
+        _store_run(item.parent)
+
+
+def _store_run(notebook_item) -> None:
+    """Put a notebook that nbval ran without a failure into the site build's cache."""
+    cells = _cells_of[notebook_item]
+    if not all(_cell_ok.get(cell, False) for cell in cells):
+        return
+    from ipykernel.ipkernel import IPythonKernel
+
+    notebook = notebooks.read(notebook_item.path)  # as the site build reads it: no tags added
+    # nbval's kernel runs in this interpreter (--nbval-current-env): the language it would report
+    notebook.metadata["language_info"] = dict(IPythonKernel.language_info)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    for count, (cell, item) in enumerate(zip(code, cells, strict=True), start=1):  # nbval: an item a code cell
+        cell.outputs = list(item.test_outputs or [])
+        cell.execution_count = count if item.test_outputs is not None else None
+    seconds = _notebook_seconds.get(notebook_item.nodeid, 0.0)
+    store(BookCache(notebook_item.config.rootpath), notebook, Path(notebook_item.path), seconds)
