@@ -24,30 +24,15 @@ def plot_speedups(records: Sequence[Speedup], ax=None, title: str | None = None)
         raise ValueError("records is empty: pass at least one Speedup from timing.speedup().")
     if not all(isinstance(r, Speedup) for r in records):
         raise TypeError("records must be Speedup objects made with timing.speedup().")
-    if ax is None:
-        _, ax = plt.subplots(figsize=(1.6 + 1.3 * len(records), 3.2))
-    x = np.arange(len(records))
-    ax.bar(x - 0.2, [r.measured for r in records], width=0.4, label="measured")
-    ax.bar(x + 0.2, [r.ideal for r in records], width=0.4, label="ideal", color="lightgray", edgecolor="gray")
-    for xi, r in zip(x, records):
-        ax.annotate(f"{r.measured:.2f}x", (xi - 0.2, r.measured), ha="center", va="bottom", fontsize=8)
+    ax = _paired_bars([r.candidate.label for r in records], [r.measured for r in records],
+                      [r.ideal for r in records], "ideal", "{:.2f}x", ax, title)
     ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_xticks(x, [r.candidate.label for r in records], rotation=15)
     ax.set_ylabel(f"speedup over {records[0].baseline.label}")
-    ax.legend(frameon=False)
-    if title:
-        ax.set_title(title)
     return ax
 
 
-def plot_scaling(
-    counts: Sequence[int],
-    seconds: Sequence[float],
-    ideal_seconds: Sequence[float],
-    ax=None,
-    xlabel: str = "devices",
-    title: str | None = None,
-):
+def plot_scaling(counts: Sequence[int], seconds: Sequence[float], ideal_seconds: Sequence[float], ax=None,
+                 xlabel: str = "devices", title: str | None = None):
     """Measured time against a count (devices, workers), with the ideal time as a line.
 
     Returns the matplotlib axes.
@@ -72,29 +57,30 @@ def plot_scaling(
     return ax
 
 
-def plot_times_vs_ideal(
-    labels: Sequence[str],
-    measured: Sequence[float],
-    ideal: Sequence[float],
-    ax=None,
-    title: str | None = None,
-    ideal_label: str = "ideal",
-):
+def plot_times_vs_ideal(labels: Sequence[str], measured: Sequence[float], ideal: Sequence[float], ax=None,
+                        title: str | None = None, ideal_label: str = "ideal"):
     """Bars of measured seconds with the ideal (or predicted) seconds of each beside them, labelled ``ideal_label``."""
     if not (len(labels) == len(measured) == len(ideal)) or not labels:
         raise ValueError(
             f"labels, measured and ideal must be non-empty and of equal length, got "
             f"{len(labels)}, {len(measured)} and {len(ideal)}."
         )
+    ax = _paired_bars(list(labels), measured, ideal, ideal_label, "{:.2f} s", ax, title)
+    ax.set_ylabel("seconds (median)")
+    return ax
+
+
+def _paired_bars(labels: list[str], measured: Sequence[float], other: Sequence[float], other_label: str,
+                 fmt: str, ax, title: str | None):
+    """Measured bars, each annotated with ``fmt``, and ``other`` (an ideal, a prediction) in grey beside them."""
     if ax is None:
         _, ax = plt.subplots(figsize=(1.8 + 1.2 * len(labels), 3.2))
     x = np.arange(len(labels))
     ax.bar(x - 0.2, measured, width=0.4, label="measured")
-    ax.bar(x + 0.2, ideal, width=0.4, label=ideal_label, color="lightgray", edgecolor="gray")
+    ax.bar(x + 0.2, other, width=0.4, label=other_label, color="lightgray", edgecolor="gray")
     for xi, m in zip(x, measured):
-        ax.annotate(f"{m:.2f} s", (xi - 0.2, m), ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(x, list(labels), rotation=15)
-    ax.set_ylabel("seconds (median)")
+        ax.annotate(fmt.format(m), (xi - 0.2, m), ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(x, labels, rotation=15)
     ax.legend(frameon=False)
     if title:
         ax.set_title(title)

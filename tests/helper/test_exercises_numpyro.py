@@ -127,13 +127,13 @@ def test_gaussian_consensus_accepts_float32_and_rejects_a_swapped_pair(capsys):
         check.gaussian_consensus(lambda m, c: good_consensus(m, c)[::-1])
 
 
-def test_gaussian_consensus_on_unseen_cases_uses_the_given_answers():
-    from booktools.coursework.references import gaussian_consensus
-
-    rng = np.random.default_rng(3)
-    means, A = rng.normal(size=(3, 2)), rng.normal(size=(3, 2, 2))
-    covs = A @ np.swapaxes(A, 1, 2) + np.eye(2)
-    case = (means, covs, *gaussian_consensus(means, covs))
-    check.gaussian_consensus(good_consensus, cases=[case])
+def test_gaussian_consensus_compares_with_the_given_answers():
+    """Two shards of one parameter, worked by hand: precisions 1 + 1/2, so cov 2/3 and mean 2/3 * (0 + 3/2) = 1.
+    (The grader's unseen cases and reference answers: tests/tools/test_references.py.)"""
+    means, covs = np.array([[0.0], [3.0]]), np.array([[[1.0]], [[2.0]]])
+    check.gaussian_consensus(good_consensus, cases=[(means, covs, [1.0], [[2 / 3]])])
     with pytest.raises(AssertionError, match="precision"):
-        check.gaussian_consensus(lambda m, c: (m.mean(0), np.linalg.inv(np.linalg.inv(c).sum(0)) * 2), cases=[case])
+        check.gaussian_consensus(lambda m, c: (m.mean(0), np.linalg.inv(np.linalg.inv(c).sum(0)) * 2),
+                                 cases=[(means, covs, [1.0], [[2 / 3]])])
+    with pytest.raises(AssertionError, match="mean is not"):  # the given answer, not the product, is what counts
+        check.gaussian_consensus(good_consensus, cases=[(means, covs, [1.5], [[2 / 3]])])

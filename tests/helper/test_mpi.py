@@ -1,80 +1,19 @@
-"""parallel_mcmc.mpi and the MPI chapter's program: schwimmbad's pool closes once, the sharing pool
-returns every task's result in order whatever the number of ranks, mpiexec is found, and the program
-(parallel_mcmc.emcee_mpi) draws the serial chain with 3 ranks of schwimmbad's pool (2 workers and a
-master) and with 2 ranks of the sharing pool (2 workers, the master one of them)."""
+"""parallel_mcmc.mpi: schwimmbad's pool closes once, the sharing pool returns every task's result in order
+whatever the number of ranks, and mpiexec is found. The MPI chapter's program, which runs these pools under
+mpiexec, is tested in test_emcee_mpi.py."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 from schwimmbad import MPIPool
 
-from parallel_mcmc import emcee_mpi, mpi
+from parallel_mcmc import mpi
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _env():
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
-    return env
-
-
-def run_mpi(tmp_path, name, ranks=3, steps=4, pool="schwimmbad", launcher=True):
-    out = tmp_path / f"{name}.npz"
-    command = [sys.executable, "-m", "parallel_mcmc.emcee_mpi", str(out),
-               "--pool", pool, "--steps", str(steps), "--repeats", "1"]
-    if launcher:
-        command = [mpi.find_mpiexec(), "-n", str(ranks)] + command
-    done = subprocess.run(command, capture_output=True, text=True, timeout=240, env=_env())
-    return done, out
-
-
-@pytest.fixture(scope="module")
-def serial_chain():
-    return emcee_mpi.run_serial(4, 0.002).get_chain()
-
-
-def test_mpi_example_with_three_ranks(tmp_path, serial_chain):
-    # Twice: schwimmbad's own MPIPool ended with rank 0 killed in about a third of such runs here.
-    for attempt in range(2):
-        done, out = run_mpi(tmp_path, f"run{attempt}")
-        assert done.returncode == 0, f"mpiexec failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
-        result = np.load(out)
-        assert str(result["pool"]) == "schwimmbad"
-        assert int(result["workers"]) == 2, "3 ranks must give 2 workers (rank 0 is the master)"
-        np.testing.assert_array_equal(result["chain"], serial_chain)
-        assert result["times"].shape == (1,) and result["times"][0] > 0
-        assert result["master_cpu"].shape == (1,)
-        assert list(result["ranks"]) == [1, 2] and np.all(result["rank_cpu"] > 0)
-        assert int(result["log_prob_calls"]) == emcee_mpi.NUM_WALKERS * (4 + 1)  # the start, then 4 steps
-
-
-def test_mpi_example_sharing_pool_with_two_ranks(tmp_path, serial_chain):
-    done, out = run_mpi(tmp_path, "sharing", ranks=2, pool="sharing")
-    assert done.returncode == 0, f"mpiexec failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
-    assert done.stderr == "", done.stderr[-2000:]
-    result = np.load(out)
-    assert str(result["pool"]) == "sharing"
-    assert int(result["workers"]) == 2, "2 ranks of the sharing pool are 2 workers (the master is one of them)"
-    np.testing.assert_array_equal(result["chain"], serial_chain)
-    assert list(result["tasks_per_map"]) == [32] + [16] * 8  # the start, then two half-ensembles a step
-    assert int(result["log_prob_calls"]) == 32 * 5
-    assert list(result["ranks"]) == [0, 1] and np.all(result["rank_cpu"] > 0)
-    assert 0 <= float(result["master_wait_cpu"]) and 0 <= float(result["master_wait_seconds"]) < result["times"][0]
-
-
-def test_sharing_pool_needs_two_ranks(tmp_path):
-    done, out = run_mpi(tmp_path, "alone", pool="sharing", launcher=False)  # started without mpiexec
-    assert done.returncode != 0
-    assert "mpiexec -n 2" in done.stderr, done.stderr[-2000:]
-    assert not out.exists()
 
 
 @pytest.mark.parametrize("ranks", [2, 4])
@@ -82,7 +21,7 @@ def test_sharing_pool_keeps_order_with_any_number_of_ranks(tmp_path, ranks):
     out = tmp_path / "report.json"
     command = [mpi.find_mpiexec(), "-n", str(ranks), sys.executable,
                str(Path(__file__).with_name("mpi_sharing_pool_program.py")), str(out)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=_env())
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stderr == "", f"exit {done.returncode}:\n{done.stderr[-2000:]}"
     report = json.loads(out.read_text())
     assert report["size"] == ranks
@@ -119,13 +58,6 @@ def test_evaluate_chunk_returns_the_error_instead_of_raising():
     assert mpi.evaluate_chunk(abs, [-1, 2]) == (True, [1, 2])
     ok, text = mpi.evaluate_chunk(int, ["3", "x"])
     assert not ok and "ValueError" in text and "invalid literal" in text
-
-
-def test_mpi_pool_needs_two_ranks(tmp_path):
-    done, out = run_mpi(tmp_path, "single", ranks=1)
-    assert done.returncode != 0
-    assert "Need at least two" in done.stderr
-    assert not out.exists()
 
 
 class _FakeComm:

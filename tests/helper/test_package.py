@@ -1,0 +1,57 @@
+"""parallel_mcmc (its __init__): the version, the map of modules in its docstring, every module's __all__,
+and the promise that importing the package, or any of its modules, starts no JAX backend (so that
+use_cpu_devices can still set the device count) and loads none of the book's tools."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import parallel_mcmc
+
+ROOT = Path(__file__).resolve().parents[2]
+MODULES = sorted(m.name for m in pkgutil.walk_packages(parallel_mcmc.__path__, "parallel_mcmc."))
+
+
+def test_version_is_the_projects():
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        assert parallel_mcmc.__version__ == tomllib.load(f)["project"]["version"]
+
+
+def test_docstring_names_every_module_and_only_those():
+    named = re.findall(r"^- :mod:`(parallel_mcmc\.\w+)`", parallel_mcmc.__doc__, re.M)
+    assert len(named) == len(set(named))
+    assert sorted(named) == sorted(f"parallel_mcmc.{m.name}" for m in pkgutil.iter_modules(parallel_mcmc.__path__))
+
+
+@pytest.mark.parametrize("name", [m for m in MODULES if m != "parallel_mcmc.models"])
+def test_every_name_in_all_exists(name):
+    module = importlib.import_module(name)
+    assert module.__doc__ and module.__all__, f"{name} needs a docstring and __all__"
+    assert [n for n in module.__all__ if not hasattr(module, n)] == []
+    assert len(module.__all__) == len(set(module.__all__))
+
+
+def test_importing_every_module_starts_no_backend_and_no_tool(run_python):
+    proc = run_python(
+        """
+        import importlib, pkgutil, sys
+        import parallel_mcmc
+        for info in pkgutil.walk_packages(parallel_mcmc.__path__, "parallel_mcmc."):
+            importlib.import_module(info.name)
+        from parallel_mcmc.devices import backend_started, use_cpu_devices
+        tools = {"booktools", "pytest", "jupytext", "nbformat", "nbclient", "jupyter_client", "ipykernel", "nbval",
+                 "myst_nb", "jupyter_cache", "sphinx"}
+        print(backend_started(), sorted(tools & {name.split(".")[0] for name in sys.modules}))
+        use_cpu_devices(3)
+        import jax
+        print(jax.device_count())
+        """
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == ["False []", "3"]

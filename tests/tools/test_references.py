@@ -1,0 +1,193 @@
+"""The grader's reference answers pass the book's checks, on its unseen inputs too, and the checks reject
+wrong answers on them.
+
+``booktools.coursework.references`` holds the answers the grader compares with and draws, for each
+check that takes ``cases``, inputs the chapters never show (:func:`references.unseen`). The checks in
+``parallel_mcmc.exercises`` hold neither; tests/helper tests them with answers of their own. Here the
+two meet: what the grader feeds the checks must let right answers (float32 ones included) through
+and stop wrong ones.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.optimize
+from jax.sharding import AxisType, NamedSharding
+
+from booktools.coursework import references
+from parallel_mcmc.exercises import other_parallelism
+from parallel_mcmc.models import sinusoid
+
+P = jax.P
+SEEDS = (1, 7, 2024)
+PRIOR_SD = 2.5
+
+
+def check_of(name: str):
+    """The check a dotted name of ``references.UNSEEN`` names."""
+    module, function = name.rsplit(".", 1)
+    return getattr(importlib.import_module(module), function)
+
+
+def in_float32(reference):
+    """``reference`` fed and answering float32 arrays, as a learner's jnp answer would (JAX's default)."""
+    def answer(*args):
+        out = reference(*(np.asarray(a, np.float32) if isinstance(a, np.ndarray) else a for a in args))
+        return tuple(np.asarray(o, np.float32) for o in out) if isinstance(out, tuple) else np.asarray(out, np.float32)
+
+    return answer
+
+
+def _strided(pid, num_processes, num_chains):
+    return list(range(pid, num_chains, num_processes))
+
+
+def _never_refuses(pid, num_processes, num_chains):
+    per = num_chains // num_processes
+    return list(range(pid * per, (pid + 1) * per))
+
+
+# check -> (the grader's reference answer, whether it computes in floats, [(a wrong answer, what rejects it)])
+REFERENCES = {
+    "parallel_mcmc.exercises.getting_started.ideal_speedup": (references.ideal_speedup, False, [
+        (lambda devices, cores: devices, "the device count"),
+        (lambda devices, cores: cores, "the core count"),
+    ]),
+    "parallel_mcmc.exercises.parallel_chains.lockstep_efficiency": (references.lockstep_efficiency, True, [
+        (lambda s: 1 / references.lockstep_efficiency(s), "inverse"),
+        (lambda s: s.sum() / (s.shape[1] * s.max(axis=1).sum()), "over draws"),
+    ]),
+    "parallel_mcmc.exercises.beyond_one_machine.my_chains": (references.my_chains, False, [
+        (_strided, "every"),
+        (_never_refuses, "cannot be split evenly"),
+    ]),
+    "parallel_mcmc.exercises.numpyro.gaussian_consensus": (references.gaussian_consensus, True, [
+        (lambda m, c: (m.mean(0), np.linalg.inv(np.linalg.inv(c).sum(0)) * 2), "precision"),
+        (lambda m, c: (references.gaussian_consensus(m, c)[0], c.mean(0)), "averages the shards' covariances"),
+    ]),
+    "parallel_mcmc.exercises.ensemble.vectorized_log_prob": (references.log_prob_noise, True, [
+        (lambda th: references.log_prob_noise(th) + 3.0, "differ from the expected"),
+        (lambda th: references.log_prob_noise(th) + sinusoid.NUM_POINTS * th[:, 4], r"n\*log\(sigma\)"),
+    ]),
+    "parallel_mcmc.exercises.other_parallelism.pair_acceptance": (references.pair_acceptance, True, [
+        (lambda lp, b, parity: references.pair_acceptance(lp, b, 1 - parity), "other parity"),
+        # named "upside down" only where a pair that should swap rarely always swaps, not the other way round
+        (lambda lp, b, parity: references.pair_acceptance(-lp, b, parity), "upside down|the swap probabilities are"),
+    ]),
+}
+WRONG = [pytest.param(name, wrong, message, id=f"{name.rsplit('.', 1)[1]}-{i}")
+         for name, (_, _, wrongs) in REFERENCES.items() for i, (wrong, message) in enumerate(wrongs)]
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCES))
+def test_reference_passes_the_check_on_its_own_and_the_unseen_inputs(name, capsys):
+    check, (reference, _, _) = check_of(name), REFERENCES[name]
+    check(reference)  # the check's fixed inputs
+    for seed in SEEDS:
+        check(reference, **references.unseen(name, seed))
+    assert capsys.readouterr().out.count("✔") == 1 + len(SEEDS)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, (_, floats, _) in REFERENCES.items() if floats))
+def test_a_float32_answer_passes_on_the_unseen_inputs(name, capsys):
+    check, (reference, _, _) = check_of(name), REFERENCES[name]
+    for seed in SEEDS:
+        check(in_float32(reference), **references.unseen(name, seed))
+    assert capsys.readouterr().out.count("✔") == len(SEEDS)
+
+
+@pytest.mark.parametrize("name, wrong, message", WRONG)
+def test_the_check_rejects_a_wrong_answer_on_the_unseen_inputs(name, wrong, message):
+    for seed in SEEDS:
+        with pytest.raises(AssertionError, match=message):
+            check_of(name)(wrong, **references.unseen(name, seed))
+
+
+def test_reference_matches_model_at_true_sigma():
+    thetas = sinusoid.initial_walkers(8)
+    full = np.column_stack([thetas, np.full(8, np.log(sinusoid.NOISE_SCALE))])
+    want = np.array([sinusoid.log_prob(th) for th in thetas]) - sinusoid.NUM_POINTS * np.log(sinusoid.NOISE_SCALE)
+    np.testing.assert_allclose(references.log_prob_noise(full), want, rtol=1e-10)
+
+
+@pytest.mark.parametrize("name", sorted(references.UNSEEN))
+def test_unseen_inputs_fit_their_check_and_change_with_the_seed(name):
+    made = references.unseen(name, 5)
+    assert made and set(made) <= set(inspect.signature(check_of(name)).parameters)
+    assert name in references.CALLS
+    np.testing.assert_equal(made, references.unseen(name, 5))  # one seed, one draw
+    with pytest.raises(AssertionError):
+        np.testing.assert_equal(made, references.unseen(name, 6))
+    assert references.unseen(name.replace("exercises", "nowhere"), 5) == {}
+
+
+# ---------------------------------------------------------------- checks without a reference answer
+
+
+@pytest.fixture(scope="module")
+def sharded_data():
+    mesh = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Explicit,))
+    rng = np.random.default_rng(4)
+    X, y = rng.standard_normal((320, 5), dtype=np.float32), rng.integers(0, 2, 320).astype(np.float32)
+    return (mesh, *jax.device_put((X, y), NamedSharding(mesh, P("data"))))
+
+
+@pytest.mark.parametrize("check_vma", [True, False], ids=["grad-of-psum", "psum-of-grads"])
+def test_sharded_gradient_passes_on_the_unseen_betas(sharded_data, check_vma, capsys):
+    mesh, X, y = sharded_data
+    unseen = references.unseen("parallel_mcmc.exercises.other_parallelism.sharded_gradient", 3)["cases"]
+    assert len(unseen) == 3 and all(b.shape == (5,) for b in unseen)
+
+    def log_likelihood(b, X, y):
+        return jnp.sum(y * (X @ b) - jnp.logaddexp(0.0, X @ b))
+
+    if check_vma:  # the gradient of the psum-ed log-density
+        block = jax.grad(lambda b, X, y: jax.lax.psum(log_likelihood(b, X, y), "data") - 0.5 * b @ b / PRIOR_SD**2)
+    else:  # local gradients and an explicit psum
+        block = lambda b, X, y: jax.lax.psum(jax.grad(log_likelihood)(b, X, y), "data") - b / PRIOR_SD**2  # noqa: E731
+    gradient = jax.jit(jax.shard_map(block, mesh=mesh, in_specs=(P(), P("data"), P("data")), out_specs=P(),
+                                     check_vma=check_vma))
+    other_parallelism.sharded_gradient(gradient, X, y, PRIOR_SD, cases=unseen)
+    assert "✔" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="add the prior"):
+        other_parallelism.sharded_gradient(jax.jit(jax.shard_map(
+            lambda b, X, y: jax.lax.psum(jax.grad(log_likelihood)(b, X, y), "data"), mesh=mesh,
+            in_specs=(P(), P("data"), P("data")), out_specs=P(), check_vma=False)), X, y, PRIOR_SD, cases=unseen)
+
+
+def next_temperature(values, lam):
+    """The largest exponent in (lam, 1] whose weights keep half the particles effective (root-finding)."""
+    values = np.asarray(values, np.float64)
+
+    def ess_above_half(increment):
+        w = np.exp(increment * (values - values.max()))
+        return w.sum() ** 2 / (w**2).sum() / w.size - 0.5
+
+    if ess_above_half(1.0 - lam) >= 0:
+        return 1.0
+    return lam + scipy.optimize.brentq(ess_above_half, 0.0, 1.0 - lam, xtol=1e-14)
+
+
+def test_next_temperature_on_the_unseen_inputs(capsys):
+    name = "parallel_mcmc.exercises.other_parallelism.next_temperature"
+    chapters = -50.0 * np.random.default_rng(2).chisquare(3, size=1024)
+    for seed in SEEDS:
+        other_parallelism.next_temperature(next_temperature, jnp.asarray(chapters, jnp.float32),
+                                           **references.unseen(name, seed))
+    assert capsys.readouterr().out.count("✔") == len(SEEDS)
+
+    def right_on_the_chapters_particles_only(values, lam):
+        new = next_temperature(values, lam)
+        return new if values.size == chapters.size else lam + 0.5 * (new - lam)
+
+    other_parallelism.next_temperature(right_on_the_chapters_particles_only, chapters)
+    for seed in SEEDS:
+        with pytest.raises(AssertionError, match="too cautious|return 1"):
+            other_parallelism.next_temperature(right_on_the_chapters_particles_only, chapters,
+                                               **references.unseen(name, seed))
