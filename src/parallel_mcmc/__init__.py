@@ -6,6 +6,7 @@ Modules, one idea each:
 - :mod:`parallel_mcmc.validate`: the argument checks every helper shares.
 - :mod:`parallel_mcmc.timing`: timings with compilation left out, speedups beside their ideal, compile time.
 - :mod:`parallel_mcmc.costmodel`: the cost model: predicted times from measured step costs, cores and step counts.
+- :mod:`parallel_mcmc.judge`: every timing threshold: verdicts on measured runs beside the model, re-measured before a failure.
 - :mod:`parallel_mcmc.plots`: the plots that recur (speedups, scaling, NUTS steps per draw).
 - :mod:`parallel_mcmc.chains`: BlackJAX chain runners (one after another, lockstep, over a mesh).
 - :mod:`parallel_mcmc.lockstep`: integration-step accounting, what lockstep costs.

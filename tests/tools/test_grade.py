@@ -1,7 +1,7 @@
 """The grader: a toy chapter for the fast cases and the crafted submissions, the book's chapters in one slow test.
 
 The fast tests grade a toy chapter with two exercises whose checks are the book's
-(``processes.my_chains`` and ``processes.combine_chains``, NumPy only): untouched,
+(``beyond_one_machine.my_chains`` and ``beyond_one_machine.combine_chains``, NumPy only): untouched,
 answered, answered wrongly, an endless loop, an exception, a loop that ignores
 interrupts, a kernel that kills itself, and the crafted submissions of the threat
 model on the instructors' page (overriding the checks, rewriting cells before they
@@ -25,12 +25,14 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+import parallel_mcmc
 import pytest
 from test_student import FRONT, make_book
 
 from booktools.coursework import sandbox
 from booktools.coursework.codec import ForgedData, decode
-from booktools.coursework.grade import grade_notebook
+from booktools.coursework.grade import _default_book, grade_notebook
+from booktools.coursework.grade.run import _copy_helper, _hidden
 from booktools.coursework.student import (
     build_student_edition,
     exercise_chapters,
@@ -266,11 +268,10 @@ def test_command_line_table_and_json(toy, tmp_path):
     bad = tmp_path / "broken.ipynb"
     bad.write_text("{ not json")
     out = tmp_path / "grades.json"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
     done = subprocess.run(
         [sys.executable, "-m", "booktools.coursework.grade", str(sub), str(bad), "--json", str(out), "--book", str(book),
          "--cell-timeout", str(CELL_LIMIT), "--timeout", str(NOTEBOOK_LIMIT)],
-        capture_output=True, text=True, env=env, timeout=300, check=False,
+        capture_output=True, text=True, timeout=300, check=False,
     )
     assert done.returncode == 0, done.stderr
     assert "ex-toy-chains" in done.stdout and "passed" in done.stdout and "score 1 / 2" in done.stdout
@@ -335,7 +336,7 @@ def test_answers_that_only_know_the_chapters_inputs_fail(toy, tmp_path):
 SNOOP = """\
 import glob, os, pathlib, re
 found = []
-for pattern in ["{book}/chapters/**/*.md", "{root}/chapters/**/*.md", "{root}/src/coursework/*.py"]:
+for pattern in ["{book}/chapters/**/*.md", "{root}/chapters/**/*.md", "{root}/tools/booktools/coursework/**/*.py"]:
     for path in glob.glob(pattern, recursive=True):
         try:
             found.append(pathlib.Path(path).read_text())
@@ -360,7 +361,7 @@ def test_submissions_cannot_read_the_solutions_or_write_the_book(toy, tmp_path):
     before = book_digest(book)
     vandal = (
         "import pathlib\n"
-        f"for target in ['{book}/chapters/toy/toy.md', '{ROOT}/src/parallel_mcmc/exercises/processes.py',\n"
+        f"for target in ['{book}/chapters/toy/toy.md', '{ROOT}/src/parallel_mcmc/exercises/beyond_one_machine.py',\n"
         "               __import__('parallel_mcmc.exercises.beyond_one_machine', fromlist=['x']).__file__]:\n"
         "    try:\n"
         "        pathlib.Path(target).write_text('def my_chains(fn, **kw):\\n    print(\"✔\")\\n')\n"
@@ -387,7 +388,7 @@ def test_the_sandbox_hides_the_book_and_the_grader(tmp_path):
         import os, socket
         seen = {{"uid": os.getuid()}}
         for name, path in [("chapters", "{ROOT}/chapters/getting_started/devices.md"),
-                           ("references", "{ROOT}/src/coursework/references.py")]:
+                           ("references", "{ROOT}/tools/booktools/coursework/references.py")]:
             try:
                 open(path).read(); seen[name] = "read"
             except OSError as err:
@@ -410,6 +411,19 @@ def test_the_sandbox_hides_the_book_and_the_grader(tmp_path):
     assert seen["write"] != "wrote" and seen["network"] != "connected"
     if os.geteuid() == 0:
         assert seen["uid"] == 65534
+
+
+def test_the_grader_hides_its_repository_and_copies_the_installed_helper(tmp_path, monkeypatch):
+    """The sandbox hides the repository of the grader's packages (its code, the reference answers); the
+    kernel gets a copy of the installed helper, the one the judge imports; the book defaults to the repository."""
+    hidden = _hidden(tmp_path, [])
+    assert tmp_path.resolve() in hidden and ROOT in hidden
+    _copy_helper(tmp_path / "lib")
+    installed = Path(parallel_mcmc.__file__).resolve().parent
+    for path in sorted(installed.rglob("*.py")):
+        assert (tmp_path / "lib" / "parallel_mcmc" / path.relative_to(installed)).read_bytes() == path.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    assert _default_book() == ROOT
 
 
 @pytest.mark.parametrize("forged", [

@@ -1,0 +1,282 @@
+"""The one judge of the book's timings: every threshold, the verdicts, and re-measuring before a failure.
+
+A timed page measures its runs *and* the calibration of their cost model in
+one function that returns a :class:`~parallel_mcmc.costmodel.Prediction` per
+run, and hands that function to :func:`judge`. The judge reads how many cores
+the process can get before and after, applies the rules below to every run,
+and, if a rule fails, measures again (runs and calibration together, so a
+slow spell cannot inflate one without the other), at most ``tries`` times.
+It returns a :class:`Verdict` that the page prints, asserts
+(:meth:`Verdict.check`) and glues. No page writes a timing threshold itself.
+
+**One definition.** A run's *ratio* is predicted over measured time (median
+repeat). The *ideal speedup* of a candidate over a baseline is the model's own
+ratio, predicted baseline over predicted candidate; the *measured speedup*
+uses the same statistic on both sides, median over median
+(:class:`Comparison`). A run that beats its prediction therefore beats its
+ideal, and that means the model is wrong.
+
+**The rules** (:data:`RULES`; each one unit-tested on both sides):
+
+- *beats the model*: the ratio is above ``1 + spread`` (the repeats' own
+  relative spread): the measurement was faster than a best case can be. Said
+  on the page. Beyond ``1 + spread + calibration_noise`` it is a failure: the
+  calibration is a measurement too, and its noise is not in the run's spread.
+- *far slower*: even the fastest repeat is below ``far_slower`` of the
+  model's time. A failure, but only when the process had its cores: a
+  machine busy with other work slows every run, and says nothing about the
+  method.
+- *a cost missing*: the fastest repeat is below ``flag_below`` of the model:
+  the page names and measures the missing cost. Never a failure.
+- otherwise the model *agrees* with the run.
+
+**Builds that hold.** Under ``make test`` (and so CI) the environment variable
+:data:`STRICT_ENV` is ``strict``: :meth:`Verdict.check` raises when a failure
+persists after every try. Anywhere else (``make book``, a reader's kernel) it
+never raises: the verdict says the run was disturbed and which checks were
+not applied. Deterministic checks (identical draws, shapes, convergence) are
+plain asserts in the pages and stay strict everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+from .costmodel import Prediction
+from .timing import cores_available
+from .validate import real_number, whole_number
+
+__all__ = ["STRICT_ENV", "Rules", "RULES", "RunVerdict", "Comparison", "Verdict", "rate", "strict", "judge"]
+
+#: ``make test`` sets this to ``strict``: a timing failure that persists after re-measuring then raises.
+STRICT_ENV = "PARALLEL_MCMC_TIMING"
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Every threshold of a timing verdict (see the module's docstring for what each one means)."""
+
+    calibration_noise: float = 0.25  #: how far above ``1 + spread`` a ratio may go before the model is called wrong
+    far_slower: float = 0.5  #: the fastest repeat's ratio below which a run fails (with the cores free)
+    flag_below: float = 0.8  #: the fastest repeat's ratio below which the page names a missing cost
+    free_share: float = 0.85  #: the share of the cores the process must get for the lower bound to count
+    tries: int = 3  #: the most measurements before a failure stands
+
+    def __post_init__(self) -> None:
+        real_number("calibration_noise", self.calibration_noise, least=0)
+        real_number("far_slower", self.far_slower, above=0)
+        real_number("flag_below", self.flag_below, above=0)
+        real_number("free_share", self.free_share, above=0)
+        whole_number("tries", self.tries, 1)
+        if not self.far_slower < self.flag_below <= 1:
+            raise ValueError(f"expected far_slower < flag_below <= 1, got {self.far_slower} and {self.flag_below}.")
+
+
+#: The book's rules.
+RULES = Rules()
+
+
+@dataclass(frozen=True)
+class RunVerdict:
+    """What the rules say of one run: ``status`` is ``"agrees"``, ``"beats the model"``,
+    ``"a cost missing"`` or ``"far slower"``; ``fails`` when it is a failure."""
+
+    name: str
+    prediction: Prediction
+    status: str
+    fails: bool
+    lower_bound_checked: bool
+
+    @property
+    def ratio(self) -> float:
+        return self.prediction.ratio
+
+    def __str__(self) -> str:
+        p = self.prediction
+        flag = "  FAILS" if self.fails else ""
+        return (f"{self.name}: measured {_ms(p.measured.median)} (spread {p.spread:.0%}), predicted {_ms(p.predicted)}, "
+                f"predicted/measured {p.ratio:.2f} (fastest repeat {p.fastest_ratio:.2f}): {self.status}{flag}")
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.1f} ms" if seconds < 10 else f"{seconds:.2f} s"
+
+
+def rate(name: str, prediction: Prediction, cores_free: bool, rules: Rules = RULES) -> RunVerdict:
+    """Apply the rules to the run ``name``; ``cores_free``: the process had its cores, so the lower bound counts."""
+    if not isinstance(prediction, Prediction):
+        raise TypeError(f"prediction must be a Prediction from costmodel.predict(), got {type(prediction).__name__}.")
+    ratio, fastest, spread = prediction.ratio, prediction.fastest_ratio, prediction.spread
+    if ratio > 1 + spread:
+        return RunVerdict(name, prediction, "beats the model", ratio > 1 + spread + rules.calibration_noise, cores_free)
+    if fastest < rules.far_slower:
+        return RunVerdict(name, prediction, "far slower", cores_free, cores_free)
+    if fastest < rules.flag_below:
+        return RunVerdict(name, prediction, "a cost missing", False, cores_free)
+    return RunVerdict(name, prediction, "agrees", False, cores_free)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A candidate's speedup over a baseline: measured (median over median) beside the model's ideal
+    (predicted over predicted)."""
+
+    baseline: Prediction
+    candidate: Prediction
+
+    @property
+    def measured(self) -> float:
+        return self.baseline.measured.median / self.candidate.measured.median
+
+    @property
+    def ideal(self) -> float:
+        return self.baseline.predicted / self.candidate.predicted
+
+    @property
+    def spread(self) -> float:
+        """The relative uncertainty of the measured speedup: the two runs' relative spreads added."""
+        return self.baseline.spread + self.candidate.spread
+
+    @property
+    def outcome(self) -> str:
+        """``"faster"``, ``"slower"``, or ``"tie"`` when the difference from 1 is within the spread."""
+        if abs(self.measured - 1) <= self.spread:
+            return "tie"
+        return "faster" if self.measured > 1 else "slower"
+
+    @property
+    def efficiency(self) -> float:
+        """Measured over ideal speedup."""
+        return self.measured / self.ideal
+
+    def __str__(self) -> str:
+        return (f"{self.candidate.measured.label} vs {self.baseline.measured.label}: {self.measured:.2f}x measured "
+                f"(spread {self.spread:.0%}), {self.ideal:.2f}x ideal (the model's ratio): {self.outcome}")
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(str(self))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judge's verdict on a page's runs: one :class:`RunVerdict` each, after ``tries`` measurements."""
+
+    runs: Mapping[str, RunVerdict]
+    tries: int
+    cores: int
+    cores_got: float
+    strict: bool
+    rules: Rules = field(default=RULES)
+
+    @property
+    def predictions(self) -> dict[str, Prediction]:
+        return {name: run.prediction for name, run in self.runs.items()}
+
+    @property
+    def cores_free(self) -> bool:
+        """True when the process got at least ``free_share`` of its cores around the last measurement."""
+        return self.cores_got >= self.rules.free_share * self.cores
+
+    @property
+    def failures(self) -> list[RunVerdict]:
+        return [run for run in self.runs.values() if run.fails]
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    @property
+    def disturbed(self) -> bool:
+        """True when the run cannot be trusted as a test: another program took cores, or a failure persisted."""
+        return not self.cores_free or not self.passed
+
+    def status(self, name: str) -> str:
+        """The status of the run ``name`` (see :class:`RunVerdict`)."""
+        if name not in self.runs:
+            raise KeyError(f"no run named {name!r}; the runs are {list(self.runs)}.")
+        return self.runs[name].status
+
+    def compare(self, baseline: str, candidate: str) -> Comparison:
+        """The speedup of run ``candidate`` over run ``baseline``, with the model's ideal."""
+        for name in (baseline, candidate):
+            self.status(name)
+        return Comparison(self.runs[baseline].prediction, self.runs[candidate].prediction)
+
+    @property
+    def ratios(self) -> tuple[float, float]:
+        """The lowest and highest predicted/measured ratio."""
+        ratios = [run.ratio for run in self.runs.values()]
+        return min(ratios), max(ratios)
+
+    def summary(self) -> str:
+        """One sentence on the whole page's runs, chosen by the verdict."""
+        low, high = self.ratios
+        tries = f"after {self.tries} measurements" if self.tries > 1 else "at the first measurement"
+        beaten = [run.name for run in self.runs.values() if run.status == "beats the model"]
+        slow = [run.name for run in self.runs.values() if run.status in ("a cost missing", "far slower")]
+        parts = [f"Predicted/measured ran from {low:.2f} to {high:.2f} ({tries})."]
+        if beaten:
+            parts.append(f"{_names(beaten)} beat the model's best case by more than the spread of the repeats: "
+                         "the model is wrong there.")
+        if slow:
+            parts.append(f"{_names(slow)} ran slower than the model by more than the book allows for noise: "
+                         "a cost the model does not count.")
+        if not beaten and not slow:
+            parts.append("The model accounts for every run.")
+        if not self.cores_free:
+            parts.append(f"Other work on the machine left this process {self.cores_got:.1f} of its {self.cores} "
+                         "cores, so the runs were disturbed and the lower bounds were not checked.")
+        if self.failures and not self.strict:
+            parts.append("A strict run (make test) would fail here; this build only reports it.")
+        return " ".join(parts)
+
+    def check(self) -> None:
+        """Under ``make test`` (:data:`STRICT_ENV` = ``strict``), raise ``AssertionError`` for a failure that
+        persisted after every try; elsewhere never raise (the verdict's text says what failed)."""
+        if self.failures and self.strict:
+            lines = "\n".join(str(run) for run in self.failures)
+            raise AssertionError(f"timing verdict failed after {self.tries} measurement(s):\n{lines}")
+
+    def __str__(self) -> str:
+        head = (f"{len(self.runs)} runs, {self.tries} measurement(s); this process got {self.cores_got:.2f} of "
+                f"{self.cores} cores" + ("" if self.cores_free else " (disturbed: lower bounds not checked)"))
+        return "\n".join([head, *(str(run) for run in self.runs.values())])
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(str(self))
+
+
+def _names(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def strict() -> bool:
+    """True under ``make test``: the environment variable :data:`STRICT_ENV` is ``strict``."""
+    return os.environ.get(STRICT_ENV, "").strip().lower() == "strict"
+
+
+def judge(measure: Callable[[], Mapping[str, Prediction]], cores: int, rules: Rules = RULES) -> Verdict:
+    """Measure with ``measure()`` and judge its runs; measure again, at most ``rules.tries`` times, while a rule fails.
+
+    ``measure`` times the page's runs and their model's calibration together and
+    returns ``{name: Prediction}``; ``cores`` is the number of physical cores
+    the page's model counts. Around each measurement the judge reads how many
+    of them the process can get (:func:`parallel_mcmc.timing.cores_available`).
+    """
+    if not callable(measure):
+        raise TypeError("measure must be a function that times the runs and returns {name: Prediction}.")
+    cores = whole_number("cores", cores, 1)
+    for attempt in range(1, rules.tries + 1):
+        before = cores_available(cores)
+        predictions = measure()
+        got = min(before, cores_available(cores))
+        if not isinstance(predictions, Mapping) or not predictions:
+            raise TypeError("measure() must return a non-empty dict {name: Prediction}.")
+        free = got >= rules.free_share * cores
+        runs = {name: rate(name, p, free, rules) for name, p in predictions.items()}
+        verdict = Verdict(runs, attempt, cores, got, strict(), rules)
+        if verdict.passed:
+            break
+    return verdict

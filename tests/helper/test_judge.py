@@ -1,0 +1,164 @@
+"""The judge of timings: every threshold, with planted numbers on both sides; re-measuring; strict and report modes."""
+
+from __future__ import annotations
+
+import pytest
+
+from parallel_mcmc import judge as judge_module
+from parallel_mcmc.costmodel import predict
+from parallel_mcmc.judge import RULES, Comparison, Rules, judge, rate
+from parallel_mcmc.timing import Timing
+
+
+def run(times, predicted, label="run"):
+    """A planted measurement: repeats ``times`` (seconds) beside a predicted time."""
+    return predict(Timing(label, tuple(times), max(times)), predicted)
+
+
+# --- each rule, on both sides of its threshold ------------------------------------------
+
+
+def test_beats_the_model_is_above_one_plus_the_spread():
+    # repeats 1.00, 1.02, 1.04: spread 4%; a prediction 1.04 x the median is within it
+    inside = run([1.00, 1.02, 1.04], 1.02 * 1.039)
+    outside = run([1.00, 1.02, 1.04], 1.02 * 1.045)
+    assert rate("a", inside, True).status == "agrees"
+    assert rate("a", outside, True).status == "beats the model"
+    assert not rate("a", outside, True).fails  # within the calibration's noise: said, not failed
+
+
+def test_beating_the_model_beyond_the_calibration_noise_fails():
+    limit = 1 + 0.0 + RULES.calibration_noise  # one repeat: no spread
+    assert not rate("a", run([1.0], 0.999 * limit), True).fails
+    assert rate("a", run([1.0], 1.001 * limit), True).fails
+    # a busy machine does not excuse a measurement faster than the best case
+    assert rate("a", run([1.0], 1.001 * limit), False).fails
+
+
+def test_a_cost_missing_is_flagged_from_the_fastest_repeat_and_never_fails():
+    flagged = rate("a", run([1.0, 1.1], 0.79), True)  # fastest repeat 1.0: ratio 0.79
+    assert flagged.status == "a cost missing" and not flagged.fails
+    # the median is slow (1.5 s) but the fastest repeat keeps up: a disturbed repeat, not a missing cost
+    assert rate("a", run([1.0, 1.5, 2.0], 0.81), True).status == "agrees"
+
+
+def test_far_slower_fails_only_when_the_cores_were_free():
+    slow = run([1.0, 1.0], 0.49)
+    assert rate("a", slow, True).status == "far slower" and rate("a", slow, True).fails
+    assert rate("a", slow, False).status == "far slower" and not rate("a", slow, False).fails
+    assert rate("a", run([1.0, 1.0], 0.51), True).status == "a cost missing"
+
+
+def test_rules_are_checked():
+    with pytest.raises(ValueError, match="far_slower < flag_below"):
+        Rules(far_slower=0.9, flag_below=0.8)
+    with pytest.raises(ValueError, match="tries"):
+        Rules(tries=0)
+    with pytest.raises(TypeError, match="Prediction"):
+        rate("a", 1.0, True)
+
+
+# --- the ideal is the model's own ratio ---------------------------------------------------
+
+
+def test_the_ideal_is_predicted_over_predicted_and_the_speedup_median_over_median():
+    base = run([2.0, 2.2, 3.0], 1.8)  # a slow repeat inflates no ideal: only predictions make it
+    cand = run([1.0, 1.1, 1.2], 1.0)
+    c = Comparison(base, cand)
+    assert c.ideal == pytest.approx(1.8)
+    assert c.measured == pytest.approx(2.2 / 1.1)
+    assert c.efficiency == pytest.approx((2.2 / 1.1) / 1.8)
+    assert c.outcome == "faster"
+
+
+def test_a_speedup_within_the_spread_is_a_tie_and_flips_outside_it():
+    base = run([1.00, 1.05], 1.0)  # spread 4.9%
+    assert Comparison(base, run([1.00, 1.05], 1.0)).outcome == "tie"
+    assert Comparison(base, run([0.90, 0.92], 0.9)).outcome == "faster"  # 1.025/0.91 = 1.126 > 1 + 7%
+    assert Comparison(base, run([1.20, 1.22], 1.2)).outcome == "slower"
+
+
+# --- the judge: re-measuring, the cores, strict and report modes -------------------------
+
+
+@pytest.fixture
+def cores(monkeypatch):
+    """Plant the reading of the cores the process gets (the judge reads it around every measurement)."""
+    got = {"value": 2.0}
+    monkeypatch.setattr(judge_module, "cores_available", lambda n: got["value"])
+    return got
+
+
+def planted(*rounds):
+    """A ``measure`` function that returns the planted predictions of each round in turn; counts its calls."""
+    calls = []
+
+    def measure():
+        calls.append(1)
+        return rounds[min(len(calls), len(rounds)) - 1]
+
+    return measure, calls
+
+
+def test_a_failure_is_measured_again_and_a_passing_try_ends_it(cores, monkeypatch):
+    monkeypatch.setenv(judge_module.STRICT_ENV, "strict")
+    bad = {"a": run([1.0, 1.0], 0.3)}
+    good = {"a": run([1.0, 1.0], 0.95)}
+    measure, calls = planted(bad, good)
+    verdict = judge(measure, cores=2)
+    assert len(calls) == 2 and verdict.tries == 2 and verdict.passed
+    verdict.check()
+    assert "after 2 measurements" in verdict.summary()
+
+
+def test_a_persistent_failure_fails_in_strict_mode_after_every_try(cores, monkeypatch):
+    monkeypatch.setenv(judge_module.STRICT_ENV, "strict")
+    measure, calls = planted({"a": run([1.0, 1.0], 0.3)})
+    verdict = judge(measure, cores=2)
+    assert len(calls) == RULES.tries and not verdict.passed
+    with pytest.raises(AssertionError, match=f"after {RULES.tries} measurement"):
+        verdict.check()
+
+
+def test_a_reader_build_never_fails_on_timing_and_says_so(cores, monkeypatch):
+    monkeypatch.delenv(judge_module.STRICT_ENV, raising=False)
+    measure, _ = planted({"a": run([1.0, 1.0], 2.0)})  # beats its best case twice over
+    verdict = judge(measure, cores=2)
+    verdict.check()  # does not raise
+    assert verdict.disturbed
+    assert "A strict run (make test) would fail here" in verdict.summary()
+    assert "beat the model's best case" in verdict.summary()
+
+
+def test_a_busy_machine_skips_the_lower_bound_and_the_text_flips(cores, monkeypatch):
+    monkeypatch.setenv(judge_module.STRICT_ENV, "strict")
+    slow = {"a": run([1.0, 1.0], 0.3)}
+    cores["value"] = 1.2  # another program holds most of a core
+    verdict = judge(planted(slow)[0], cores=2)
+    verdict.check()  # the lower bound is not checked: nothing fails
+    assert verdict.disturbed and not verdict.cores_free
+    assert "lower bounds were not checked" in verdict.summary()
+    cores["value"] = 1.95
+    verdict = judge(planted(slow)[0], cores=2)
+    assert verdict.cores_free and not verdict.passed
+    assert "lower bounds were not checked" not in verdict.summary()
+
+
+def test_the_summary_follows_the_numbers(cores):
+    agree = judge(planted({"a": run([1.0], 0.95), "b": run([2.0], 1.9)})[0], cores=2)
+    assert "The model accounts for every run." in agree.summary()
+    assert "from 0.95 to 0.95" in agree.summary()
+    missing = judge(planted({"a": run([1.0], 0.95), "b": run([2.0], 1.4)})[0], cores=2)
+    assert "b ran slower than the model" in missing.summary()
+    assert "The model accounts for every run." not in missing.summary()
+    assert missing.status("b") == "a cost missing" and missing.status("a") == "agrees"
+    assert missing.compare("a", "b").ideal == pytest.approx(0.95 / 1.4)
+    with pytest.raises(KeyError, match="no run named 'c'"):
+        missing.status("c")
+
+
+def test_measure_must_return_predictions(cores):
+    with pytest.raises(TypeError, match="measure"):
+        judge(42, cores=2)
+    with pytest.raises(TypeError, match="non-empty dict"):
+        judge(lambda: {}, cores=2)

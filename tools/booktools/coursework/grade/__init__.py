@@ -1,0 +1,158 @@
+"""Grade submitted student notebooks, with verdicts computed where the submission cannot reach.
+
+``python -m booktools.coursework.grade SUBMISSION.ipynb [...] [--json grades.json]``. A
+submission is untrusted code. For each one the grader goes through five stages,
+one module each:
+
+1. :mod:`~booktools.coursework.grade.read` reads it as data (JSON or MyST text)
+   and finds the chapter of the book it answers: the chapter its metadata names
+   if that chapter's exercises are all in it, otherwise the chapter whose
+   exercises it contains (and says so);
+2. :mod:`~booktools.coursework.grade.assemble` rebuilds that chapter's student
+   edition from the book and puts the learner's answer cells (the code cells of
+   each exercise, between its statement and its check) in place of the stubs;
+   every other cell, the check cells included, comes from the book, and the
+   submission's metadata and outputs are ignored. Each check cell is replaced
+   by the harness (:mod:`booktools.coursework.harness`), which records the values
+   the check is given and what the learner's functions return for the check's
+   inputs and for unseen inputs the grader draws afresh;
+3. :mod:`~booktools.coursework.grade.run` runs that notebook in a sandboxed kernel
+   (:mod:`booktools.coursework.sandbox`): no network, the user ``nobody``, the book
+   and the grader's repository hidden, a scratch folder that holds only the student
+   edition, a copy of the installed ``parallel_mcmc``, resource limits;
+4. :mod:`~booktools.coursework.grade.verdicts` reads those records as data
+   (:mod:`booktools.coursework.codec`) and has a separate, trusted process
+   (:mod:`booktools.coursework.judge`) run the book's checks on them, with the
+   reference answers of :mod:`booktools.coursework.references`;
+5. :mod:`~booktools.coursework.grade.report` holds the grades and prints them
+   (a table per submission) or writes them as JSON.
+
+This module chains the stages (:func:`grade_notebook`, :func:`grade`) and holds the
+command line (:func:`main`).
+
+Per exercise it reports ``passed`` (the judge's checks passed, on the chapter's
+inputs and on the unseen ones), ``failed`` (a check raised ``AssertionError``;
+its message says what is wrong), ``error`` (not answered, an exception, the
+kernel died, nothing observed) or ``timeout``. Execution goes on after errors; a
+cell that runs out of time is interrupted, and a kernel that does not come back
+(or dies) is replaced, the cells that had run are run again (except the
+offending one) and grading continues.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import os
+import secrets
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Sequence
+
+import nbformat
+
+from .. import sandbox
+from ..student import find_book_root, make_student_notebook
+from .assemble import _assemble
+from .read import SUBMISSION_LIMIT_BYTES, _match_chapter, _read, _structure  # noqa: F401 - the limit, re-exported
+from .report import STATUSES, ExerciseResult, NotebookReport, print_reports, write_json  # noqa: F401 - re-exported
+from .run import (  # noqa: F401 - the limits, re-exported
+    MEMORY_BYTES,
+    OUTPUT_LIMIT,
+    _copy_helper,
+    _execute,
+    _hidden,
+    _kernel_env,
+    _package_dir,
+)
+from .verdicts import _exercise_results, _observations, _run_judge
+
+__all__ = ["ExerciseResult", "NotebookReport", "grade_notebook", "grade", "main"]
+
+
+def grade_notebook(path: str | Path, cell_timeout: float = 300, notebook_timeout: float = 1800,
+                   book: Path | None = None, hide: Sequence[Path] = (), seed: int | None = None) -> NotebookReport:
+    """Grade one submission (see the module's docstring); ``seed`` fixes the unseen inputs (default: fresh)."""
+    path = Path(path)
+    start = time.monotonic()
+    try:
+        sub = _read(path)
+    except Exception as err:  # noqa: BLE001 - an unreadable file is a grade, not a crash
+        return NotebookReport(str(path), None, [], 0.0, [f"cannot read the notebook: {type(err).__name__}: {err}"])
+    if book is None:
+        return NotebookReport(str(path), None, [], 0.0, ["no book to grade against: pass --book PATH"])
+    book = Path(book).resolve()
+    why = sandbox.available()
+    if why:
+        return NotebookReport(str(path), None, [], 0.0, [f"not graded: {why}"])
+    chapter, problems = _match_chapter(sub, book)
+    if chapter is None:
+        return NotebookReport(str(path), None, [], time.monotonic() - start, problems)
+    source = chapter.relative_to(book).as_posix()
+    seed = secrets.randbelow(2**31) if seed is None else int(seed)
+    with tempfile.TemporaryDirectory(prefix="coursework-") as tmp:
+        job = Path(tmp)
+        work = job / "work"
+        work.mkdir()
+        _copy_helper(job / "lib")
+        nb, checks, unchecked, devices, notes = _assemble(sub, chapter, book, work, seed)
+        edition = copy.deepcopy(nb)
+        edition_file = work / Path(source).with_suffix(".ipynb").name
+        nbformat.write(make_student_notebook(chapter, book).notebook, edition_file)
+        os.chmod(job, 0o755)
+        if os.geteuid() == 0:
+            shutil.chown(work, sandbox.USER, sandbox.GROUP)
+        os.chmod(work, 0o700)
+        results = asyncio.run(_execute(nb, cell_timeout, notebook_timeout, job, _kernel_env(job), problems,
+                                       hide=_hidden(book, hide)))
+        labels, roles, _ = _structure(edition)
+        items, owners = _observations(labels, checks)
+        verdicts = _run_judge(items, devices, timeout=max(120.0, notebook_timeout / 2)) if items else []
+    exercises = _exercise_results(nb, labels, roles, unchecked, notes, results, owners, verdicts, cell_timeout)
+    return NotebookReport(str(path), source, exercises, time.monotonic() - start, problems)
+
+
+def grade(paths: Sequence[str | Path], cell_timeout: float = 300, notebook_timeout: float = 1800,
+          book: Path | None = None, hide: Sequence[Path] = ()) -> list[NotebookReport]:
+    """Grade several submissions, one fresh sandbox each."""
+    return [grade_notebook(p, cell_timeout, notebook_timeout, book, hide) for p in paths]
+
+
+def _default_book() -> Path | None:
+    """The book at or above the working folder, else the one the grader is installed from (the repository
+    holding ``tools/booktools``); None if neither is a book."""
+    for start in (None, _package_dir("booktools")):
+        try:
+            return find_book_root(start)
+        except FileNotFoundError:
+            continue
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m booktools.coursework.grade",
+                                     description="Run student notebooks in fresh kernels and grade their exercises.")
+    parser.add_argument("submissions", nargs="+", type=Path, help="the submitted .ipynb (or .md) notebooks")
+    parser.add_argument("--json", type=Path, default=None, help="also write the grades to this JSON file")
+    parser.add_argument("--cell-timeout", type=float, default=300, help="seconds one cell may run (default 300)")
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds one notebook may run (default 1800)")
+    parser.add_argument("--book", type=Path, default=None,
+                        help="the book's root folder, whose chapters hold the original checks (default: found from the cwd)")
+    parser.add_argument("--hide", type=Path, action="append", default=[],
+                        help="another folder the submissions must not see (a copy of the book, say); repeat as needed")
+    args = parser.parse_args(argv)
+    book = args.book.resolve() if args.book is not None else _default_book()
+    missing = [str(p) for p in args.submissions if not p.is_file()]
+    if missing:
+        print(f"error: no such file: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    reports = grade(args.submissions, args.cell_timeout, args.timeout, book, args.hide)
+    print_reports(reports)
+    if args.json:
+        write_json(reports, args.json)
+        print(f"grades written to {args.json}")
+    return 0

@@ -1,0 +1,121 @@
+"""Stage 4, judging: the harness's records read as data, verdicts from a separate, trusted process.
+
+:func:`_observations` reads what the sandbox wrote (JSON data only, never
+executed, :mod:`booktools.coursework.codec`'s size limit); :func:`_run_judge` hands it to
+:mod:`booktools.coursework.judge`, started fresh with the installed packages
+(``parallel_mcmc``'s checks, :mod:`booktools.coursework.references`' answers);
+:func:`_exercise_results` turns its verdicts and the cells' outcomes into one
+:class:`~booktools.coursework.grade.report.ExerciseResult` per exercise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from ..codec import LIMIT_BYTES
+from .assemble import _CheckCall
+from .read import _tags
+from .report import ExerciseResult
+from .run import _CellResult
+
+
+def _read_observation(path: Path) -> Any:
+    """The harness's record, as JSON data (never executed); None if missing, too large or not JSON."""
+    try:
+        if not path.is_file() or path.is_symlink() or path.stat().st_size > LIMIT_BYTES:
+            return None
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested too deep to be the harness's
+        return None
+
+
+def _observations(labels: list[str],
+                  checks: dict[str, list[tuple[_CheckCall, Path, int]]]) -> tuple[list[dict], list[str]]:
+    """The judge's job, one item per check call in the order of the exercises, and the label each belongs to."""
+    items = []
+    owners: list[str] = []
+    for label in labels:
+        for call, observed, call_seed in checks.get(label, []):
+            items.append({"label": label, "module": call.module, "function": call.function, "seed": call_seed,
+                          "literals": call.literals, "observation": _read_observation(observed)})
+            owners.append(label)
+    return items, owners
+
+
+def _run_judge(items: list[dict], devices: int | None, timeout: float) -> list[dict]:
+    """Run :mod:`booktools.coursework.judge` in a fresh process on the observations; its verdicts."""
+    env = dict(os.environ)
+    env.pop("XLA_FLAGS", None)
+    job = json.dumps({"devices": devices, "checks": items})
+    try:
+        done = subprocess.run([sys.executable, "-m", "booktools.coursework.judge"], input=job, capture_output=True, text=True, check=False,
+                              env=env, timeout=timeout)
+        verdicts = json.loads(done.stdout) if done.returncode == 0 else None
+    except (subprocess.TimeoutExpired, ValueError):
+        verdicts = None
+        done = None
+    if not isinstance(verdicts, list) or len(verdicts) != len(items):
+        why = "it ran out of time" if done is None else (done.stderr or "").strip().splitlines()[-1:] or ["no answer"]
+        return [{"label": it["label"], "status": "error", "message": f"the judge failed: {why if isinstance(why, str) else why[0]}"}
+                for it in items]
+    return verdicts
+
+
+def _judge(label: str, cells: list[tuple[int, str]], results: dict[int, _CellResult], verdicts: list[dict],
+           errors: list[tuple[int, _CellResult]], cell_timeout: float) -> ExerciseResult:
+    checks = [i for i, role in cells if role == "check"]
+    for i, _ in cells:
+        r = results.get(i)
+        if r and r.status == "timeout":
+            limit = "the notebook's time limit" if r.evalue else f"the {cell_timeout:g} s limit per cell"
+            return ExerciseResult(label, "timeout", f"cell {i + 1} ran past {limit} and was stopped")
+        if r and r.status == "died":
+            return ExerciseResult(label, "error", f"the kernel died while running cell {i + 1}")
+    if not checks:
+        return ExerciseResult(label, "error", "no check cell found for this exercise")
+    for i in checks:
+        r = results.get(i)
+        if r is None or r.status == "not-run":
+            return ExerciseResult(label, "timeout", f"the check (cell {i + 1}) never ran: the notebook ran out of time")
+    for verdict in verdicts:
+        if verdict.get("status") != "passed":
+            status = verdict.get("status") if verdict.get("status") in ("failed", "error") else "error"
+            message = str(verdict.get("message", ""))
+            broken = [results[i] for i in checks if results.get(i) and results[i].status == "error"]
+            if message.startswith("the check never ran") and broken:
+                message = f"the check could not run: {broken[0].ename}: {broken[0].evalue}"
+            before = [(j, e) for j, e in errors if j < checks[0]]
+            if status == "error" and before and message.split(":")[0] in ("NameError", "AttributeError", "TypeError"):
+                j, e = before[-1]
+                message += f" (an earlier cell, {j + 1}, had already failed with {e.ename}: {e.evalue})"
+            return ExerciseResult(label, status, message)
+    return ExerciseResult(label, "passed", "")
+
+
+def _exercise_results(nb: nbformat.NotebookNode, labels: list[str], roles: dict[int, tuple[str, str]],
+                      unchecked: list[str], notes: dict[str, list[str]], results: dict[int, _CellResult],
+                      owners: list[str], verdicts: list[dict], cell_timeout: float) -> list[ExerciseResult]:
+    """One result per exercise of the chapter, from the judge's verdicts and how the notebook ``nb`` ran."""
+    by_label: dict[str, list[dict]] = {}
+    for owner, verdict in zip(owners, verdicts):
+        by_label.setdefault(owner, []).append(verdict)
+    errors = [(i, results[i]) for i in sorted(results)
+              if results[i].status == "error" and roles.get(i, ("", ""))[1] != "check"
+              and "raises-exception" not in _tags(nb.cells[i])]
+    exercises = []
+    for label in labels:
+        cells = [(i, role) for i, (lab, role) in sorted(roles.items()) if lab == label]
+        if label in unchecked:
+            result = ExerciseResult(label, "ungraded", "this exercise has no check the grader can run: grade it by hand")
+        else:
+            result = _judge(label, cells, results, by_label.get(label, []), errors, cell_timeout)
+        result.notes = notes.get(label, [])
+        exercises.append(result)
+    return exercises
