@@ -20,11 +20,14 @@ Three rules turn them into a time:
    cores, one core a job: ``max(max(t), sum(t) / cores)``.
 
 The model leaves out every overhead it does not measure, so a prediction is the
-best case: a lower bound on the time, and the ideal of a speedup is the
-baseline's measured time over the candidate's predicted time. A measurement
-faster than its prediction (by more than its own spread) means the model is
-wrong; a measurement much slower means some cost is missing from it, and the
-page names and measures it. :class:`Prediction` holds the two side by side.
+best case: a lower bound on the time. The ideal of a speedup is the model's own
+ratio, the baseline's predicted time over the candidate's predicted time, and
+the measured speedup is median over median (:class:`parallel_mcmc.judge.Comparison`).
+A measurement faster than its prediction (by more than its own spread) means
+the model is wrong; a measurement much slower means some cost is missing from
+it, and the page names and measures it. :class:`Prediction` holds the two side
+by side, and :mod:`parallel_mcmc.judge` holds every threshold that decides
+between them.
 
 The concurrent rule counts one core for each job, though one device of a CPU
 may keep more busy. It has to: the reading that would say how many

@@ -149,7 +149,7 @@ def test_the_summary_follows_the_numbers(cores):
     assert "The model accounts for every run." in agree.summary()
     assert "from 0.95 to 0.95" in agree.summary()
     missing = judge(planted({"a": run([1.0], 0.95), "b": run([2.0], 1.4)})[0], cores=2)
-    assert "b ran slower than the model" in missing.summary()
+    assert "B ran slower than the model" in missing.summary()
     assert "The model accounts for every run." not in missing.summary()
     assert missing.status("b") == "a cost missing" and missing.status("a") == "agrees"
     assert missing.compare("a", "b").ideal == pytest.approx(0.95 / 1.4)

@@ -33,12 +33,21 @@ def test_smoke_run_writes_table_json_and_plot(tmp_path):
     methods = {r["method"] for r in rows}
     assert {"one after another", "vmap", "pmap(vmap)", "shard_map + lax.map", "sequential", "vectorized",
             "parallel", "serial", "NumPy, serial", "JAX, vectorize=True"} <= methods
+    baselines = {"BlackJAX NUTS": "one after another", "NumPyro": "sequential",
+                 "emcee, 2 ms log-probability": "serial", "emcee, sinusoid": "NumPy, serial"}
+    by = {(r["group"], r["method"]): r for r in rows}
     for r in rows:
         measured, predicted, ratio = float(r["measured_s"]), float(r["predicted_s"]), float(r["ratio"])
         assert measured > 0 and predicted > 0, r
         assert ratio == pytest.approx(predicted / measured, rel=1e-6), r
-        # every speedup's ideal is the baseline's time over this row's prediction
-        assert float(r["speedup"]) / float(r["ideal_speedup"]) == pytest.approx(ratio, rel=1e-6), r
+        base = by[(r["group"], baselines[r["group"]])]
+        # one definition: the ideal is the model's own ratio, predicted over predicted; the speedup median over median
+        assert float(r["ideal_speedup"]) == pytest.approx(float(base["predicted_s"]) / predicted, rel=1e-6), r
+        assert float(r["speedup"]) == pytest.approx(float(base["measured_s"]) / measured, rel=1e-6), r
+        assert r["status"] in {"agrees", "beats the model", "a cost missing", "far slower"}, r
+        assert 1 <= int(r["tries"]) <= 3, r
+    for group, method in baselines.items():
+        assert float(by[(group, method)]["speedup"]) == float(by[(group, method)]["ideal_speedup"]) == 1.0
     report = json.loads((tmp_path / "bench.json").read_text())
     assert report["size"] == "smoke" and report["machine"]["physical_cores"] >= 1
     assert len(report["rows"]) == len(rows)

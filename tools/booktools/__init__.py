@@ -9,5 +9,6 @@ the package ``parallel_mcmc``, in ``src/``). Modules:
 - :mod:`booktools.site`: the Sphinx extension named in ``_config.yml`` (launch buttons, published notebooks).
 - :mod:`booktools.format`: ``make format``, chapters as JupyterLab saves them.
 - :mod:`booktools.bench`: ``make bench``, every way of running chains beside the cost model.
+- :mod:`booktools.busy`: run a command (``make test``) while other processes keep cores busy.
 - :mod:`booktools.coursework`: ``make student`` and ``make grade``, the student edition and the grader.
 """

@@ -24,12 +24,16 @@ same run (never from the timed runs themselves):
   against one vectorised JAX call per half ensemble, with emcee's own work
   timed on a log-probability that costs next to nothing.
 
-It writes ``bench.csv`` and ``bench.json`` (the rows and a description of the
-machine) and ``bench.png`` (measured against predicted seconds) to ``--out``,
-and prints the table. A row's ``ratio`` is predicted over measured time: near
-1 the model accounts for the time, above 1 the measurement beat the model's
-best case (the model is wrong), below 0.8 a cost is missing and ``note`` gives
-what the run measured about it. The CPU devices are forced to one per physical
+Each group is judged as the book's pages are (:func:`parallel_mcmc.judge.judge`):
+its runs and their model's calibration are measured together, and measured
+again while a rule fails. It writes ``bench.csv`` and ``bench.json`` (the rows
+and a description of the machine) and ``bench.png`` (measured against
+predicted seconds) to ``--out``, and prints the table. A row's ``ratio`` is
+predicted over measured time, its ``status`` the judge's verdict ("agrees",
+"beats the model": the model is wrong, "a cost missing": ``note`` gives what
+the run measured about it, "far slower"), its ``ideal_speedup`` the model's own
+ratio (the group's baseline predicted over this row's predicted) beside the
+measured ``speedup`` (median over median). The CPU devices are forced to one per physical
 core; on a GPU machine JAX's GPUs are used as they are.
 """
 
@@ -47,7 +51,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import emcee
 import jax
@@ -63,12 +67,14 @@ from parallel_mcmc import costmodel
 from parallel_mcmc.chains import sequential_runner, shard_map_runner, vmap_runner
 from parallel_mcmc.devices import PLATFORM_ENV, physical_cores, use_cpu_devices
 from parallel_mcmc.emcee_mpi import NUM_WALKERS, initial_walkers, run_sampler
+from parallel_mcmc.judge import judge
 from parallel_mcmc.lockstep import integration_steps, lockstep_cost
 from parallel_mcmc.models import normal, sinusoid
 from parallel_mcmc.models.regression import linear_model, make_linear_data
 from parallel_mcmc.mpi import MPIExecNotFound, find_mpiexec
 from parallel_mcmc.pools import CountingPool, busy_log_prob
-from parallel_mcmc.timing import CompileLog, Timing, cores_available, cores_busy, time_call, time_interleaved
+from parallel_mcmc.timing import (CompileLog, Timing, cores_busy, time_call, time_interleaved,
+                                  time_with_calibration)
 
 __all__ = ["BenchSize", "SIZES", "Row", "run", "main"]
 
@@ -98,7 +104,12 @@ SIZES = {
 
 @dataclass
 class Row:
-    """One way of running chains: measured and predicted seconds, and what was measured about a gap."""
+    """One way of running chains: measured and predicted seconds, the judge's verdict, and a gap's reading.
+
+    ``speedup`` is the baseline's median over this row's median and ``ideal_speedup`` the model's own
+    ratio, the baseline's predicted time over this row's (both 1 on the group's baseline row);
+    ``status`` is the judge's verdict on the row (:mod:`parallel_mcmc.judge`) after ``tries`` measurements.
+    """
 
     group: str
     method: str
@@ -110,16 +121,28 @@ class Row:
     ratio: float
     speedup: float
     ideal_speedup: float
+    status: str
+    tries: int
     note: str = ""
 
 
-def _rows(group: str, baseline: Timing, predictions: dict[str, costmodel.Prediction], chains: int,
-          devices: dict[str, int], note: str) -> list[Row]:
+def _judged(group: str, measure: Callable[[], tuple[dict[str, costmodel.Prediction], str]], baseline: str,
+            chains: int, devices: dict[str, int], cores: int) -> list[Row]:
+    """Judge a group's runs (``measure()`` gives their predictions and a note on what the model leaves out),
+    measuring again while a rule fails, as the book's pages do; one :class:`Row` a run."""
+    notes: list[str] = []
+
+    def predictions() -> dict[str, costmodel.Prediction]:
+        found, note = measure()
+        notes.append(note)
+        return found
+
+    verdict = judge(predictions, cores=cores)
     rows = []
-    for method, p in predictions.items():
-        s = costmodel.model_speedup(baseline, p)
-        rows.append(Row(group, method, chains, devices[method], p.measured.median, p.spread, p.predicted,
-                        p.ratio, s.measured, s.ideal, note if p.ratio < 0.8 else ""))
+    for method, run in verdict.runs.items():
+        p, c = run.prediction, verdict.compare(baseline, method)
+        rows.append(Row(group, method, chains, devices[method], p.measured.median, p.spread, p.predicted, p.ratio,
+                        c.measured, c.ideal, run.status, verdict.tries, "" if run.status == "agrees" else notes[-1]))
     return rows
 
 
@@ -148,40 +171,40 @@ def bench_nuts(size: BenchSize, num_devices: int, cores: int) -> list[Row]:
     lockstep = vmap_runner(nuts.step, draws)
     pmap_vmap = jax.pmap(vmap_runner(nuts.step, draws))
     sharded = shard_map_runner(nuts.step, draws, mesh, "chains", inner="map")
-    timings, outs = time_interleaved({
-        "one after another": (one_by_one, keys, states),
-        "vmap": (lockstep, keys, states),
-        "pmap(vmap)": (pmap_vmap, *per_dev((keys, states))),
-        "shard_map + lax.map": (sharded, *jax.device_put((keys, states), by_chain)),
-    }, repeats=size.repeats)
-    steps = integration_steps(outs["one after another"][1])
-
-    # calibration: other keys, widths 1, chains per device and all chains, on one device
+    # calibration: other keys, widths 1, chains per device and all chains, on one device, timed in the same
+    # rounds as the runs (a re-measurement repeats both)
     cal_keys = jax.random.split(jax.random.key(1), num_chains)
     widths = sorted({1, per_device, num_chains})
-    calls = {1: (one_by_one, cal_keys, states)}
+    calibration = {"width 1": (one_by_one, cal_keys, states)}
     for w in widths[1:]:
-        calls[w] = (lockstep, cal_keys[:w], jax.tree.map(lambda x, w=w: x[:w], states))
-    cal, cal_out = time_interleaved({f"width {w}": c for w, c in calls.items()}, repeats=size.repeats)
-    cal_steps = integration_steps(cal_out["width 1"][1])
-    seconds = [_best_per_step(cal["width 1"], cal_steps.sum())]
-    seconds += [_best_per_step(cal[f"width {w}"], lockstep_cost(cal_steps[:w])) for w in widths[1:]]
-    step = costmodel.StepCost(tuple(widths), tuple(seconds))
-
-    predicted = {
-        "one after another": costmodel.sequential_time(steps, step),
-        "vmap": costmodel.lockstep_time(steps, step),
-        "pmap(vmap)": costmodel.sharded_time(steps, step, num_devices, cores, inner="vmap"),
-        "shard_map + lax.map": costmodel.sharded_time(steps, step, num_devices, cores, inner="map"),
-    }
-    predictions = {m: costmodel.predict(timings[m], predicted[m]) for m in predicted}
+        calibration[f"width {w}"] = (lockstep, cal_keys[:w], jax.tree.map(lambda x, w=w: x[:w], states))
     devices = {"one after another": 1, "vmap": 1, "pmap(vmap)": num_devices, "shard_map + lax.map": num_devices}
-    # what the model leaves out: one device's work may keep more than one core busy (XLA's own threads),
-    # and then the devices compete for the cores the model gives each of them
-    busy = cores_busy(lockstep, cal_keys[:per_device], jax.tree.map(lambda x: x[:per_device], states), calls=2)
-    note = (f"one device's vmap of {per_device} chains keeps {busy:.2f} cores busy; "
-            f"{cores_available(cores):.2f} of {cores} cores free after the run")
-    return _rows("BlackJAX NUTS", timings["one after another"], predictions, num_chains, devices, note)
+
+    def measure():
+        (timings, outs), (cal, cal_out) = time_with_calibration({
+            "one after another": (one_by_one, keys, states),
+            "vmap": (lockstep, keys, states),
+            "pmap(vmap)": (pmap_vmap, *per_dev((keys, states))),
+            "shard_map + lax.map": (sharded, *jax.device_put((keys, states), by_chain)),
+        }, calibration, repeats=size.repeats)
+        steps = integration_steps(outs["one after another"][1])
+        cal_steps = integration_steps(cal_out["width 1"][1])
+        seconds = [_best_per_step(cal["width 1"], cal_steps.sum())]
+        seconds += [_best_per_step(cal[f"width {w}"], lockstep_cost(cal_steps[:w])) for w in widths[1:]]
+        step = costmodel.StepCost(tuple(widths), tuple(seconds))
+        predicted = {
+            "one after another": costmodel.sequential_time(steps, step),
+            "vmap": costmodel.lockstep_time(steps, step),
+            "pmap(vmap)": costmodel.sharded_time(steps, step, num_devices, cores, inner="vmap"),
+            "shard_map + lax.map": costmodel.sharded_time(steps, step, num_devices, cores, inner="map"),
+        }
+        # what the model leaves out: one device's work may keep more than one core busy (XLA's own threads),
+        # and then the devices compete for the cores the model gives each of them
+        busy = cores_busy(lockstep, cal_keys[:per_device], jax.tree.map(lambda x: x[:per_device], states), calls=2)
+        note = f"one device's vmap of {per_device} chains keeps {busy:.2f} cores busy"
+        return {m: costmodel.predict(timings[m], predicted[m]) for m in predicted}, note
+
+    return _judged("BlackJAX NUTS", measure, "one after another", num_chains, devices, cores)
 
 
 def bench_numpyro(size: BenchSize, num_devices: int, cores: int) -> list[Row]:
@@ -211,52 +234,55 @@ def bench_numpyro(size: BenchSize, num_devices: int, cores: int) -> list[Row]:
         sampled = np.asarray(mcmc.get_extra_fields(group_by_chain=True)["num_steps"])
         return Timing(method, tuple(seconds), first), np.concatenate([warm, sampled], axis=1), mcmc
 
-    runs, fixed = {}, {}
-    for method in ("sequential", "vectorized", "parallel"):
-        runs[method] = run_numpyro(method, size.numpyro_warmup, size.numpyro_samples, size.numpyro_repeats)
-        # NumPyro's fixed cost of a run outside compiled code (set-up, moving results), from runs of one
-        # iteration a phase, less that iteration's steps: the faster of two, since the model is a best case
-        tiny = [run_numpyro(method, 1, 1) for _ in range(2)]
-        fastest = min(tiny, key=lambda run: run[0].median)
-        fixed[method] = (fastest[0].median, fastest[1])
-
-    kernel = runs["parallel"][2].sampler
-    end = jax.device_put(runs["parallel"][2].last_state, jax.devices()[0])
-
-    def nuts_steps(state):
-        def one(state, _):
-            state = kernel.sample(state, (X, y), {})
-            return state, state.num_steps
-        return jax.lax.scan(one, state, None, length=500)[1]
-
-    one_chain, all_chains = jax.jit(nuts_steps), jax.jit(jax.vmap(nuts_steps))
-    cal, cal_out = time_interleaved({
-        "width 1": (lambda s: [one_chain(jax.tree.map(lambda a, i=i: a[i], s)) for i in range(num_chains)], end),
-        "vmapped": (all_chains, end),
-    }, repeats=3)
-    cal_steps = np.asarray(cal_out["vmapped"])
-    widths = (1,) if num_chains == 1 else (1, num_chains)
-    seconds = (cal["width 1"].best / cal_steps.sum(),) + (
-        () if num_chains == 1 else (cal["vmapped"].best / lockstep_cost(cal_steps),))
-    step = costmodel.StepCost(widths, seconds)
-    def model(method, steps):
-        if method == "sequential":
-            return costmodel.sequential_time(steps, step)
-        if method == "vectorized":
-            return costmodel.lockstep_time(steps, step)
-        return costmodel.sharded_time(steps, step, num_devices, cores)
-
-    predictions = {}
-    for method, (timing, steps, _) in runs.items():
-        tiny_seconds, tiny_steps = fixed[method]
-        overhead = max(0.0, tiny_seconds - model(method, tiny_steps))
-        predictions[method] = costmodel.predict(timing, overhead + model(method, steps),
-                                                f"steps + {1e3 * overhead:.0f} ms fixed cost per run")
     devices = {"sequential": 1, "vectorized": 1, "parallel": num_devices}
-    busy = cores_busy(one_chain, jax.tree.map(lambda a: a[0], end), calls=2)
-    note = (f"one chain's NUTS keeps {busy:.2f} cores busy; "
-            f"{cores_available(cores):.2f} of {cores} cores free after the run")
-    return _rows("NumPyro", runs["sequential"][0], predictions, num_chains, devices, note)
+
+    def measure():
+        runs, fixed = {}, {}
+        for method in ("sequential", "vectorized", "parallel"):
+            runs[method] = run_numpyro(method, size.numpyro_warmup, size.numpyro_samples, size.numpyro_repeats)
+            # NumPyro's fixed cost of a run outside compiled code (set-up, moving results), from runs of one
+            # iteration a phase, less that iteration's steps: the faster of two, since the model is a best case
+            tiny = [run_numpyro(method, 1, 1) for _ in range(2)]
+            fastest = min(tiny, key=lambda run: run[0].median)
+            fixed[method] = (fastest[0].median, fastest[1])
+
+        kernel = runs["parallel"][2].sampler
+        end = jax.device_put(runs["parallel"][2].last_state, jax.devices()[0])
+
+        def nuts_steps(state):
+            def one(state, _):
+                state = kernel.sample(state, (X, y), {})
+                return state, state.num_steps
+            return jax.lax.scan(one, state, None, length=500)[1]
+
+        one_chain, all_chains = jax.jit(nuts_steps), jax.jit(jax.vmap(nuts_steps))
+        cal, cal_out = time_interleaved({
+            "width 1": (lambda s: [one_chain(jax.tree.map(lambda a, i=i: a[i], s)) for i in range(num_chains)], end),
+            "vmapped": (all_chains, end),
+        }, repeats=3)
+        cal_steps = np.asarray(cal_out["vmapped"])
+        widths = (1,) if num_chains == 1 else (1, num_chains)
+        seconds = (cal["width 1"].best / cal_steps.sum(),) + (
+            () if num_chains == 1 else (cal["vmapped"].best / lockstep_cost(cal_steps),))
+        step = costmodel.StepCost(widths, seconds)
+        def model(method, steps):
+            if method == "sequential":
+                return costmodel.sequential_time(steps, step)
+            if method == "vectorized":
+                return costmodel.lockstep_time(steps, step)
+            return costmodel.sharded_time(steps, step, num_devices, cores)
+
+        predictions = {}
+        for method, (timing, steps, _) in runs.items():
+            tiny_seconds, tiny_steps = fixed[method]
+            overhead = max(0.0, tiny_seconds - model(method, tiny_steps))
+            predictions[method] = costmodel.predict(timing, overhead + model(method, steps),
+                                                    f"steps + {1e3 * overhead:.0f} ms fixed cost per run")
+        busy = cores_busy(one_chain, jax.tree.map(lambda a: a[0], end), calls=2)
+        note = f"one chain's NUTS keeps {busy:.2f} cores busy"
+        return predictions, note
+
+    return _judged("NumPyro", measure, "sequential", num_chains, devices, cores)
 
 
 def _emcee_busy(pool: Any, steps: int) -> None:
@@ -277,46 +303,51 @@ class _InProcess:
 
 def bench_emcee(size: BenchSize, cores: int) -> list[Row]:
     """emcee with a log-probability of known cost: serial, a process pool, MPI; and NumPy against vectorised JAX."""
-    steps, repeats = size.emcee_steps, size.repeats
+    steps, repeats, workers = size.emcee_steps, size.repeats, cores
     counted = CountingPool(_InProcess())
     run_sampler(counted, steps)  # the initial ensemble, then two half ensembles a step
     tasks = counted.tasks_per_map
-    one_call = time_call(busy_log_prob, initial_walkers()[0], repeats=21, label="one log-probability")
-    serial = time_call(_emcee_busy, None, steps, repeats=repeats, label="serial")
-    workers = cores
-    with mp.get_context("spawn").Pool(workers) as pool:
-        pool.map(_noop, range(workers))  # start the workers before timing
-        round_trip = time_call(pool.map, _noop, range(NUM_WALKERS // 2), repeats=repeats).median / (NUM_WALKERS // 2)
-        pooled = time_call(_emcee_busy, pool, steps, repeats=repeats, label=f"Pool({workers})")
-    predictions = {
-        "serial": costmodel.predict(serial, sum(tasks) * one_call.median, "every call one after another"),
-        f"Pool({workers})": costmodel.predict(
-            pooled, costmodel.pool_run_time(tasks, one_call.median, workers, cores, overhead_per_task=round_trip,
-                                    pool_map_chunks=True),
-            f"{workers} workers, measured round trip per task"),
-    }
-    devices = {"serial": 1, f"Pool({workers})": workers}
     try:
         mpiexec = find_mpiexec()
     except MPIExecNotFound:
         mpiexec = None
-    if mpiexec is not None:
-        with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp) / "mpi.npz"
-            cmd = [mpiexec, "-n", str(workers), sys.executable, "-m", "parallel_mcmc.emcee_mpi", str(out),
-                   "--pool", "sharing", "--steps", str(steps), "--repeats", str(repeats)]
-            subprocess.run(cmd, check=True, capture_output=True, timeout=600)
-            result = dict(np.load(out))
-        mpi_run = Timing(f"MPI, {workers} ranks", tuple(result["times"]), float(result["first_time"]))
-        predicted = costmodel.pool_run_time(result["tasks_per_map"].tolist(), one_call.median, workers, cores)
-        predictions[mpi_run.label] = costmodel.predict(mpi_run, predicted, f"{workers} ranks, master shares")
-        devices[mpi_run.label] = workers
-    note = f"{cores_available(cores):.2f} of {cores} cores free after the run"
-    rows = _rows("emcee, 2 ms log-probability", serial, predictions, NUM_WALKERS, devices, note)
-    return rows + bench_emcee_jax(size)
+    devices = {"serial": 1, f"Pool({workers})": workers} | ({f"MPI, {workers} ranks": workers} if mpiexec else {})
+
+    def measure():
+        # the model's costs (one log-probability, a task's round trip) are timed with the runs, every time
+        one_call = time_call(busy_log_prob, initial_walkers()[0], repeats=21, label="one log-probability").best
+        serial = time_call(_emcee_busy, None, steps, repeats=repeats, label="serial")
+        with mp.get_context("spawn").Pool(workers) as pool:
+            pool.map(_noop, range(workers))  # start the workers before timing
+            half = NUM_WALKERS // 2
+            round_trip = time_call(pool.map, _noop, range(half), repeats=repeats).best / half
+            pooled = time_call(_emcee_busy, pool, steps, repeats=repeats, label=f"Pool({workers})")
+        predictions = {
+            "serial": costmodel.predict(serial, sum(tasks) * one_call, "every call one after another"),
+            f"Pool({workers})": costmodel.predict(
+                pooled, costmodel.pool_run_time(tasks, one_call, workers, cores, overhead_per_task=round_trip,
+                                                pool_map_chunks=True),
+                f"{workers} workers, measured round trip per task"),
+        }
+        if mpiexec is not None:
+            with tempfile.TemporaryDirectory() as tmp:
+                out = Path(tmp) / "mpi.npz"
+                cmd = [mpiexec, "-n", str(workers), sys.executable, "-m", "parallel_mcmc.emcee_mpi", str(out),
+                       "--pool", "sharing", "--steps", str(steps), "--repeats", str(repeats)]
+                subprocess.run(cmd, check=True, capture_output=True, timeout=600)
+                result = dict(np.load(out))
+            mpi_run = Timing(f"MPI, {workers} ranks", tuple(result["times"]), float(result["first_time"]))
+            predicted = costmodel.pool_run_time(result["tasks_per_map"].tolist(), one_call, workers, cores)
+            predictions[mpi_run.label] = costmodel.predict(mpi_run, predicted, f"{workers} ranks, master shares")
+        note = (f"one log-probability {1e3 * one_call:.2f} ms, a task's round trip through the pool "
+                f"{1e6 * round_trip:.0f} µs")
+        return predictions, note
+
+    rows = _judged("emcee, 2 ms log-probability", measure, "serial", NUM_WALKERS, devices, cores)
+    return rows + bench_emcee_jax(size, cores)
 
 
-def bench_emcee_jax(size: dict) -> list[Row]:
+def bench_emcee_jax(size: BenchSize, cores: int) -> list[Row]:
     """The sinusoid model: emcee with NumPy serially, and with one vectorised JAX call per half ensemble."""
     steps, repeats, walkers = size.emcee_steps, size.repeats, 32
     start = sinusoid.initial_walkers(walkers)
@@ -327,27 +358,31 @@ def bench_emcee_jax(size: dict) -> list[Row]:
         sampler.run_mcmc(start, steps)
 
     batch(start[: walkers // 2])  # compile
-    serial = time_call(run, sinusoid.log_prob, False, repeats=repeats, label="NumPy, serial")
-    vectorised = time_call(run, batch, True, repeats=repeats, label="JAX, vectorize=True")
-    # emcee's own work (proposals, acceptance, storing the chain): the same run with a log-probability
-    # that costs next to nothing
-    own = time_call(run, _flat_log_prob, True, repeats=repeats, label="emcee alone").best
-    inside = _TimedCalls(batch)
-    run(inside, True)  # the seconds the vectorised calls took inside a real run
     counted = CountingPool(_InProcess())
     emcee.EnsembleSampler(walkers, start.shape[1], sinusoid.log_prob, pool=counted).run_mcmc(start, steps)
     tasks = counted.tasks_per_map  # the whole ensemble once, then two halves a step
-    one = time_call(sinusoid.log_prob, start[0], repeats=21).median
-    by_width = {n: time_call(batch, start[:n], repeats=21).median for n in set(tasks)}
-    calls = sum(by_width[n] for n in tasks)
-    predictions = {
-        "NumPy, serial": costmodel.predict(serial, own + sum(tasks) * one, "emcee + every walker one call"),
-        "JAX, vectorize=True": costmodel.predict(vectorised, own + calls, "emcee + one call per half ensemble"),
-    }
     devices = {"NumPy, serial": 1, "JAX, vectorize=True": 1}
-    note = (f"inside a run the vectorised calls took {1e3 * inside.seconds:.0f} ms against "
-            f"{1e3 * calls:.0f} ms timed alone; emcee's own work {1e3 * own:.0f} ms")
-    return _rows("emcee, sinusoid", serial, predictions, walkers, devices, note)
+
+    def measure():
+        serial = time_call(run, sinusoid.log_prob, False, repeats=repeats, label="NumPy, serial")
+        vectorised = time_call(run, batch, True, repeats=repeats, label="JAX, vectorize=True")
+        # emcee's own work (proposals, acceptance, storing the chain): the same run with a log-probability
+        # that costs next to nothing
+        own = time_call(run, _flat_log_prob, True, repeats=repeats, label="emcee alone").best
+        inside = _TimedCalls(batch)
+        run(inside, True)  # the seconds the vectorised calls took inside a real run
+        one = time_call(sinusoid.log_prob, start[0], repeats=21).best
+        by_width = {n: time_call(batch, start[:n], repeats=21).best for n in set(tasks)}
+        calls = sum(by_width[n] for n in tasks)
+        predictions = {
+            "NumPy, serial": costmodel.predict(serial, own + sum(tasks) * one, "emcee + every walker one call"),
+            "JAX, vectorize=True": costmodel.predict(vectorised, own + calls, "emcee + one call per half ensemble"),
+        }
+        note = (f"inside a run the vectorised calls took {1e3 * inside.seconds:.0f} ms against "
+                f"{1e3 * calls:.0f} ms timed alone; emcee's own work {1e3 * own:.0f} ms")
+        return predictions, note
+
+    return _judged("emcee, sinusoid", measure, "NumPy, serial", walkers, devices, cores)
 
 
 def _flat_log_prob(thetas: np.ndarray) -> np.ndarray:
@@ -431,13 +466,15 @@ def run(size: str = "laptop", out: str | Path = "_build/bench") -> list[Row]:
 
 
 def print_table(rows: Sequence[Row]) -> None:
-    table = Table(title="measured against the cost model (ratio = predicted / measured)")
-    for col in ("group", "method", "chains", "devices", "measured", "predicted", "ratio", "speedup", "ideal", "note"):
+    table = Table(title="measured against the cost model (ratio = predicted / measured; "
+                        "ideal = the model's own ratio, predicted over predicted)")
+    for col in ("group", "method", "chains", "devices", "measured", "predicted", "ratio", "verdict", "tries",
+                "speedup", "ideal", "note"):
         table.add_column(col)
     for r in rows:
         table.add_row(r.group, r.method, str(r.chains), str(r.devices), f"{r.measured_s:.3f} s (±{r.spread:.0%})",
-                      f"{r.predicted_s:.3f} s", f"{r.ratio:.2f}", f"{r.speedup:.2f}x", f"{r.ideal_speedup:.2f}x",
-                      r.note)
+                      f"{r.predicted_s:.3f} s", f"{r.ratio:.2f}", r.status, str(r.tries), f"{r.speedup:.2f}x",
+                      f"{r.ideal_speedup:.2f}x", r.note)
     Console(width=200).print(table)
 
 

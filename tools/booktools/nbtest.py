@@ -62,7 +62,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector):
 
 # --- How long each notebook took, reported at the end of the run ---------------------
 
-NOTEBOOK_BUDGET_S = 90.0
+NOTEBOOK_BUDGET_S = 60.0
 _notebook_seconds: dict[str, float] = {}
 
 
