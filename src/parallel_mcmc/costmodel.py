@@ -49,7 +49,7 @@ import jax
 import numpy as np
 
 from .lockstep import lockstep_cost, steps_2d
-from .timing import Speedup, Timing
+from .timing import Timing
 from .validate import real_number, whole_number
 
 __all__ = [
@@ -64,9 +64,6 @@ __all__ = [
     "map_chunksize",
     "Prediction",
     "predict",
-    "model_speedup",
-    "below_model",
-    "cores_cause",
     "pool_overhead",
 ]
 
@@ -322,11 +319,6 @@ class Prediction:
         """Relative spread of the measured repeats: (max - min) / median."""
         return self.measured.spread / self.measured.median
 
-    @property
-    def beats_model(self) -> bool:
-        """True when the measurement is faster than the prediction by more than its own spread."""
-        return self.ratio > 1.0 + self.spread
-
     def __str__(self) -> str:
         parts = [
             f"measured {self.measured.median * 1e3:.1f} ms (spread {self.spread:.0%})",
@@ -344,60 +336,6 @@ def predict(measured: Timing, predicted: float, reason: str = "") -> Prediction:
     if not isinstance(measured, Timing):
         raise TypeError(f"measured must be a Timing from time_call(), got {type(measured).__name__}.")
     return Prediction(measured, real_number("predicted", predicted, above=0), reason)
-
-
-def below_model(predictions: Sequence[Prediction], cause: str, threshold: float = 0.8) -> str:
-    """A sentence on the worst of ``predictions``, for the text of a page: every ratio at ``threshold``
-    or above; or the worst below it, with what its repeats say.
-
-    Where the worst one's fastest repeat keeps up with the model, the slower repeats are time other
-    programs took. Where even its fastest repeat falls below, or it was run only once, a cost the
-    model does not count slowed it, and ``cause`` (a sentence from the page's own readings) says which.
-    """
-    predictions = list(predictions)
-    if not predictions or not all(isinstance(p, Prediction) for p in predictions):
-        raise TypeError("predictions must be one or more Prediction objects from costmodel.predict().")
-    if not isinstance(cause, str) or not cause.strip():
-        raise ValueError("cause must be a sentence naming what the model leaves out on this page.")
-    real_number("threshold", threshold, above=0)
-    worst = min(predictions, key=lambda p: p.ratio)
-    if worst.ratio >= threshold:
-        return f"Every ratio is at {threshold:g} or above: the model accounts for every run."
-    head = f"Below {threshold:g}, which the book flags: {worst.measured.label} at {worst.ratio:.2f}"
-    if len(worst.measured.times) == 1:
-        return f"{head}, from its one run. {cause.strip()}"
-    if worst.fastest_ratio >= threshold:
-        return (f"{head}, whose repeats spread {worst.spread:.0%}. Its fastest repeat gives "
-                f"{worst.fastest_ratio:.2f}, so it can run as the model says; the slower repeats are time "
-                "other programs on the machine took.")
-    return f"{head}, {worst.fastest_ratio:.2f} even at its fastest repeat. {cause.strip()}"
-
-
-def cores_cause(busy: float, cores: int, during: str) -> str:
-    """A ``cause`` for :func:`below_model` from a reading of the cores busy (``timing.cores_busy``) while the
-    devices ran: below 0.9 of the cores, the devices did not get the core each that the model counts."""
-    real_number("busy", busy, least=0)
-    whole_number("cores", cores, 1)
-    verdict = ("the devices did not get a core each, as the model counts." if busy < 0.9 * cores
-               else "the devices had their cores, so the cost is one the model does not count.")
-    return f"While {during} ran, this process kept {busy:.2f} of the {cores} cores busy: {verdict}"
-
-
-def model_speedup(baseline: Timing, candidate: Prediction) -> Speedup:
-    """The measured speedup of ``candidate`` over ``baseline``, with the model's ideal.
-
-    The ideal is the baseline's measured time over the candidate's *predicted*
-    time: since the prediction is a best case, the ideal bounds the speedup,
-    and its efficiency equals the candidate's predicted/measured ratio.
-    """
-    if not isinstance(candidate, Prediction):
-        raise TypeError(f"candidate must be a Prediction from predict(), got {type(candidate).__name__}.")
-    return Speedup(
-        baseline=baseline,
-        candidate=candidate.measured,
-        ideal=baseline.median / candidate.predicted,
-        ideal_reason=candidate.reason or "cost model",
-    )
 
 
 def pool_overhead(pool: Any, fn: Callable[[Any], Any], tasks: Sequence[Any], repeats: int = 11) -> float:

@@ -218,11 +218,13 @@ class Verdict:
         slow = [run.name for run in self.runs.values() if run.status in ("a cost missing", "far slower")]
         parts = [f"Predicted/measured ran from {low:.2f} to {high:.2f} ({tries})."]
         if beaten:
-            parts.append(f"{_capital(_names(beaten))} beat the model's best case by more than the spread of the repeats: "
+            parts.append(f"Faster than the model's best case by more than the spread of the repeats: {_names(beaten)}; "
                          "the model is wrong there.")
-        if slow:
-            parts.append(f"{_capital(_names(slow))} ran slower than the model by more than the book allows for noise: "
+        if slow and self.cores_free:
+            parts.append(f"Slower than the model by more than the book allows for noise: {_names(slow)}; "
                          "a cost the model does not count.")
+        elif slow:
+            parts.append(f"Slower than the model: {_names(slow)}, on a machine whose other work took cores.")
         if not beaten and not slow:
             parts.append("The model accounts for every run.")
         if not self.cores_free:
@@ -251,10 +253,6 @@ class Verdict:
 def _names(names: list[str]) -> str:
     return names[0] if len(names) == 1 else "; ".join(names[:-1]) + " and " + names[-1]
 
-
-def _capital(text: str) -> str:
-    """``text`` with its first letter made a capital, to start a sentence (a run's name may not)."""
-    return text[:1].upper() + text[1:]
 
 
 def strict() -> bool:

@@ -6,8 +6,8 @@ call. :func:`time_call` therefore calls once (or more) to warm up, then times
 output pytree, and keeps every repeat so the spread can be shown. :func:`timed`
 also returns the output, and :func:`time_interleaved` times several calls in
 turns, so that a slow spell of a shared machine hits all of them alike.
-:class:`Speedup` puts a measured speedup beside its ideal (for the book's
-figures, the cost model's best case: see :func:`parallel_mcmc.costmodel.model_speedup`).
+:class:`Speedup` puts a measured speedup beside an ideal given to it (the book's
+pages take theirs from the cost model: see :class:`parallel_mcmc.judge.Comparison`).
 :func:`cores_busy` measures the cores a call keeps busy (CPU time over wall
 time), :func:`cores_available` how many cores this process can get right now,
 and :class:`CompileLog` the time JAX spends compiling, from its own events.

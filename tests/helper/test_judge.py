@@ -127,7 +127,7 @@ def test_a_reader_build_never_fails_on_timing_and_says_so(cores, monkeypatch):
     verdict.check()  # does not raise
     assert verdict.disturbed
     assert "A strict run (make test) would fail here" in verdict.summary()
-    assert "beat the model's best case" in verdict.summary()
+    assert "Faster than the model's best case by more than the spread of the repeats: a;" in verdict.summary()
 
 
 def test_a_busy_machine_skips_the_lower_bound_and_the_text_flips(cores, monkeypatch):
@@ -138,6 +138,8 @@ def test_a_busy_machine_skips_the_lower_bound_and_the_text_flips(cores, monkeypa
     verdict.check()  # the lower bound is not checked: nothing fails
     assert verdict.disturbed and not verdict.cores_free
     assert "lower bounds were not checked" in verdict.summary()
+    assert "Slower than the model: a, on a machine whose other work took cores." in verdict.summary()
+    assert "a cost the model does not count" not in verdict.summary()
     cores["value"] = 1.95
     verdict = judge(planted(slow)[0], cores=2)
     assert verdict.cores_free and not verdict.passed
@@ -149,7 +151,7 @@ def test_the_summary_follows_the_numbers(cores):
     assert "The model accounts for every run." in agree.summary()
     assert "from 0.95 to 0.95" in agree.summary()
     missing = judge(planted({"a": run([1.0], 0.95), "b": run([2.0], 1.4)})[0], cores=2)
-    assert "B ran slower than the model" in missing.summary()
+    assert "Slower than the model by more than the book allows for noise: b;" in missing.summary()
     assert "The model accounts for every run." not in missing.summary()
     assert missing.status("b") == "a cost missing" and missing.status("a") == "agrees"
     assert missing.compare("a", "b").ideal == pytest.approx(0.95 / 1.4)
