@@ -169,6 +169,7 @@ class Verdict:
     cores_got: float
     strict: bool
     rules: Rules = field(default=RULES)
+    upper_bound_only: str = ""  #: why only the upper bound was checked (see :func:`judge`), or empty
 
     @property
     def predictions(self) -> dict[str, Prediction]:
@@ -243,7 +244,8 @@ class Verdict:
 
     def __str__(self) -> str:
         head = (f"{len(self.runs)} runs, {self.tries} measurement(s); this process got {self.cores_got:.2f} of "
-                f"{self.cores} cores" + ("" if self.cores_free else " (disturbed: lower bounds not checked)"))
+                f"{self.cores} cores" + ("" if self.cores_free else " (disturbed: lower bounds not checked)")
+                + (f"\nupper bound only: {self.upper_bound_only}" if self.upper_bound_only else ""))
         return "\n".join([head, *(str(run) for run in self.runs.values())])
 
     def _repr_pretty_(self, printer, cycle) -> None:
@@ -260,14 +262,22 @@ def strict() -> bool:
     return os.environ.get(STRICT_ENV, "").strip().lower() == "strict"
 
 
-def judge(measure: Callable[[], Mapping[str, Prediction]], cores: int, rules: Rules = RULES) -> Verdict:
+def judge(measure: Callable[[], Mapping[str, Prediction]], cores: int, rules: Rules = RULES,
+          upper_bound_only: str = "") -> Verdict:
     """Measure with ``measure()`` and judge its runs; measure again, at most ``rules.tries`` times, while a rule fails.
 
     ``measure`` times the page's runs and their model's calibration together and
     returns ``{name: Prediction}``; ``cores`` is the number of physical cores
     the page's model counts. Around each measurement the judge reads how many
     of them the process can get (:func:`parallel_mcmc.timing.cores_available`).
+
+    ``upper_bound_only``: where a page's model knowingly counts a cost at its best
+    case only, the sentence that says which and why; the verdict then never fails
+    a run for being far slower (its status still says so), prints the sentence,
+    and still fails a run that beats the model.
     """
+    if not isinstance(upper_bound_only, str):
+        raise TypeError("upper_bound_only must be a sentence saying which cost the model counts at its best case.")
     if not callable(measure):
         raise TypeError("measure must be a function that times the runs and returns {name: Prediction}.")
     cores = whole_number("cores", cores, 1)
@@ -278,8 +288,8 @@ def judge(measure: Callable[[], Mapping[str, Prediction]], cores: int, rules: Ru
         if not isinstance(predictions, Mapping) or not predictions:
             raise TypeError("measure() must return a non-empty dict {name: Prediction}.")
         free = got >= rules.free_share * cores
-        runs = {name: rate(name, p, free, rules) for name, p in predictions.items()}
-        verdict = Verdict(runs, attempt, cores, got, strict(), rules)
+        runs = {name: rate(name, p, free and not upper_bound_only, rules) for name, p in predictions.items()}
+        verdict = Verdict(runs, attempt, cores, got, strict(), rules, upper_bound_only.strip())
         if verdict.passed:
             break
     return verdict

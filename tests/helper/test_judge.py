@@ -164,3 +164,16 @@ def test_measure_must_return_predictions(cores):
         judge(42, cores=2)
     with pytest.raises(TypeError, match="non-empty dict"):
         judge(lambda: {}, cores=2)
+
+
+def test_upper_bound_only_never_fails_a_slow_run_but_still_fails_one_that_beats_the_model(cores, monkeypatch):
+    monkeypatch.setenv(judge_module.STRICT_ENV, "strict")
+    why = "the all-reduce is counted at its back-to-back cost"
+    slow = judge(planted({"a": run([1.0, 1.0], 0.3)})[0], cores=2, upper_bound_only=why)
+    slow.check()
+    assert slow.status("a") == "far slower" and f"upper bound only: {why}" in str(slow)
+    fast = judge(planted({"a": run([1.0], 2.0)})[0], cores=2, upper_bound_only=why)
+    with pytest.raises(AssertionError, match="beats the model"):
+        fast.check()
+    with pytest.raises(TypeError, match="sentence"):
+        judge(planted({"a": run([1.0], 1.0)})[0], cores=2, upper_bound_only=None)
