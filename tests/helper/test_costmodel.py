@@ -173,3 +173,23 @@ def test_pool_overhead_refuses_nonsense():
         cm.pool_overhead(object(), abs, [1])
 
 
+
+
+def test_collective_calls_time_a_collective_between_work_and_the_work_alone():
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec
+
+    mesh = jax.make_mesh((2,), ("d",), axis_types=(AxisType.Explicit,), devices=jax.devices()[:2])
+    local = jax.device_put(jnp.ones(4), NamedSharding(mesh, PartitionSpec("d")))
+    calls = cm.collective_calls(lambda v: jax.lax.psum(v, "d"), mesh, "d", local, calls=3, work=2)
+    assert set(calls) == {"collective between work", "work alone"}
+    with_sum, alone = (fn(*args) for fn, *args in calls.values())
+    # the loops compute what they say: the collective adds the sum over the devices, the work alone does not
+    assert not jnp.allclose(with_sum, alone) and with_sum.shape == alone.shape == (4,)
+    timings = {"collective between work": Timing("a", (0.010, 0.012), 0.02), "work alone": Timing("b", (0.004, 0.005), 0.01)}
+    assert cm.collective_cost(timings, calls=3) == pytest.approx(0.002)
+    timings["work alone"] = Timing("b", (0.020,), 0.02)  # noise: never a negative cost
+    assert cm.collective_cost(timings, calls=3) == 0.0
+    with pytest.raises(KeyError, match="work alone"):
+        cm.collective_cost({"collective between work": timings["collective between work"]})
+    with pytest.raises(ValueError):
+        cm.collective_calls(lambda v: v, mesh, "d", local, calls=0)
