@@ -54,7 +54,6 @@ from .validate import real_number, whole_number
 
 __all__ = [
     "StepCost",
-    "measure_step_cost",
     "concurrent",
     "sequential_time",
     "lockstep_time",
@@ -106,57 +105,9 @@ class StepCost:
         """Seconds per chain-step at ``width``: below ``at(1)`` when vectorising pays."""
         return self.at(width) / width
 
-    def fastest(self, other: "StepCost") -> "StepCost":
-        """Width by width, the faster of two measurements of the same widths.
-
-        Measure before and after the runs a prediction is for, and keep the
-        fastest: a slow spell of the machine during one measurement then
-        cannot raise the best case.
-        """
-        if not isinstance(other, StepCost):
-            raise TypeError(f"other must be a StepCost, got {type(other).__name__}.")
-        if other.widths != self.widths:
-            raise ValueError(f"both measurements must have the same widths, got {self.widths} and {other.widths}.")
-        return StepCost(self.widths, tuple(min(a, b) for a, b in zip(self.seconds, other.seconds, strict=True)))
-
     def __str__(self) -> str:
         parts = ", ".join(f"{w}: {s * 1e6:.1f} µs" for w, s in zip(self.widths, self.seconds))
         return f"one step at width {parts}"
-
-
-def measure_step_cost(
-    make_step: Callable[[int], tuple[Callable[..., Any], tuple]],
-    widths: Sequence[int],
-    steps_per_call: int,
-    repeats: int = 5,
-) -> StepCost:
-    """Measure a :class:`StepCost`: ``make_step(width)`` returns ``(fn, args)``, one compiled call
-    that runs ``steps_per_call`` steps of ``width`` chains.
-
-    Each width is compiled and warmed up first. Then ``repeats`` rounds call
-    every width once in turn (so a passing load on the machine falls on all
-    widths alike), every output waited for; the fastest call of each width,
-    divided by ``steps_per_call``, is the cost of one step. The fastest, not
-    the median: the model is a best case, and a call slowed by another program
-    must not raise it. Use enough steps per call that the fixed cost of a call
-    is negligible beside them.
-    """
-    whole_number("steps_per_call", steps_per_call, 1)
-    whole_number("repeats", repeats, 1)
-    calls = []
-    for width in widths:
-        whole_number("width", width, 1)
-        fn, args = make_step(width)
-        jax.block_until_ready(fn(*args))
-        calls.append((fn, args))
-    times: list[list[float]] = [[] for _ in calls]
-    for _ in range(repeats):
-        for (fn, args), record in zip(calls, times):
-            start = time.perf_counter()
-            jax.block_until_ready(fn(*args))
-            record.append(time.perf_counter() - start)
-    seconds = [min(record) / steps_per_call for record in times]
-    return StepCost(tuple(int(w) for w in widths), tuple(seconds))
 
 
 def concurrent(times: Sequence[float], cores: float) -> float:

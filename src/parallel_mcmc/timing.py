@@ -27,7 +27,7 @@ import jax
 
 from .validate import real_number, whole_number
 
-__all__ = ["Timing", "Speedup", "time_call", "timed", "time_interleaved", "time_with_calibration", "combined", "speedup", "cores_busy", "cores_available", "CompileLog"]
+__all__ = ["Timing", "Speedup", "time_call", "timed", "time_interleaved", "time_with_calibration", "speedup", "cores_busy", "cores_available", "CompileLog"]
 
 
 @dataclass(frozen=True)
@@ -65,19 +65,6 @@ class Timing:
             f"{self.label}: median {_fmt(self.median)} over {len(self.times)} runs "
             f"(spread {_fmt(self.spread)}; first call {_fmt(self.first_call)})"
         )
-
-
-def combined(*timings: Timing) -> Timing:
-    """One :class:`Timing` of several measurements of the same call: all their repeats together.
-
-    Measure a cost the model needs before and after the runs it predicts and
-    combine the two: its ``best`` is then the fastest repeat of either, so a
-    slow spell of the machine during one measurement cannot raise it. The
-    label and first call are the first measurement's.
-    """
-    if not timings or not all(isinstance(t, Timing) for t in timings):
-        raise TypeError("combined needs one or more Timing objects, e.g. combined(before, after).")
-    return Timing(timings[0].label, tuple(x for t in timings for x in t.times), timings[0].first_call)
 
 
 def _fmt(seconds: float) -> str:

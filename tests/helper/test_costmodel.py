@@ -29,16 +29,6 @@ def test_step_cost_refuses_nonsense():
         cm.StepCost((1,), (0.0,))
 
 
-def test_fastest_keeps_the_faster_reading_of_each_width():
-    again = cm.StepCost(widths=(1, 2, 4), seconds=(2e-3, 1.2e-3, 2.5e-3))
-    assert STEP.fastest(again).seconds == (1e-3, 1.2e-3, 2.5e-3)
-    assert again.fastest(STEP) == STEP.fastest(again)
-    with pytest.raises(ValueError, match="same widths"):
-        STEP.fastest(cm.StepCost((1, 2), (1e-3, 1e-3)))
-    with pytest.raises(TypeError, match="StepCost"):
-        STEP.fastest((1e-3, 1e-3, 1e-3))
-
-
 def test_concurrent_is_the_longest_job_or_the_work_over_the_cores():
     assert cm.concurrent([1.0, 1.0], cores=2) == 1.0
     assert cm.concurrent([1.0, 1.0, 1.0, 1.0], cores=2) == 2.0
@@ -132,15 +122,6 @@ def test_prediction_ratios():
         cm.predict(1.0, 0.5)
     with pytest.raises(ValueError):
         cm.predict(fast, 0.0)
-
-
-def test_measure_step_cost_measures_each_width():
-    def make(width):
-        f = jax.jit(lambda x: jax.lax.fori_loop(0, 10, lambda i, y: jnp.sin(y), x))
-        return f, (jnp.ones((width, 64)),)
-
-    cost = cm.measure_step_cost(make, widths=(1, 4), steps_per_call=10, repeats=3)
-    assert cost.widths == (1, 4) and all(s > 0 for s in cost.seconds)
 
 
 class _SlowMap:

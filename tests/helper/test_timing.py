@@ -61,18 +61,6 @@ def test_time_with_calibration_times_both_in_the_same_rounds_and_returns_them_ap
         timing.time_with_calibration({"a": (call, "a")}, {})
 
 
-def test_combined_keeps_every_repeat_of_both_measurements():
-    before = Timing("one call", (3.0, 2.5), first_call=10.0)
-    after = Timing("again", (1.0, 4.0, 2.0), first_call=1.0)
-    both = timing.combined(before, after)
-    assert both.times == (3.0, 2.5, 1.0, 4.0, 2.0) and both.best == 1.0 and both.median == 2.5
-    assert both.label == "one call" and both.first_call == 10.0
-    with pytest.raises(TypeError, match="Timing"):
-        timing.combined()
-    with pytest.raises(TypeError, match="Timing"):
-        timing.combined(before, 1.0)
-
-
 @pytest.mark.parametrize("kwargs, match", [
     ({"repeats": 0}, "repeats"),
     ({"warmup": 0}, "warmup"),
