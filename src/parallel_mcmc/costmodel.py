@@ -41,7 +41,6 @@ it as the cause.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -49,7 +48,7 @@ import jax
 import numpy as np
 
 from .lockstep import lockstep_cost, steps_2d
-from .timing import Timing
+from .timing import Timing, time_call
 from .validate import real_number, whole_number
 
 __all__ = [
@@ -298,7 +297,8 @@ def pool_overhead(pool: Any, fn: Callable[[Any], Any], tasks: Sequence[Any], rep
     one (the same arguments, the same data), and ``tasks``, one round of
     tasks: a map of them is all overhead (pickling, sending, waking a worker,
     the answers coming back). One untimed map first lets the workers start;
-    of the ``repeats`` timed maps the fastest, over ``len(tasks)``, is the
+    of the ``repeats`` timed maps (the book's one timing loop,
+    :func:`~parallel_mcmc.timing.time_call`) the fastest, over ``len(tasks)``, is the
     overhead per task. The fastest, not the median: the model is a best case,
     and a map slowed by another program must not raise it.
     """
@@ -308,13 +308,7 @@ def pool_overhead(pool: Any, fn: Callable[[Any], Any], tasks: Sequence[Any], rep
         raise ValueError("tasks is empty: pass one round of tasks, as the sampler would map them.")
     if not callable(getattr(pool, "map", None)):
         raise TypeError(f"pool must have a map method, got {type(pool).__name__}.")
-    pool.map(fn, tasks)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        pool.map(fn, tasks)
-        times.append(time.perf_counter() - start)
-    return min(times) / len(tasks)
+    return time_call(pool.map, fn, tasks, repeats=repeats, label="pool.map").best / len(tasks)
 
 
 def collective_calls(collective: Callable[[Any], Any], mesh: Any, axis: str, local: Any, calls: int = 50,

@@ -41,6 +41,7 @@ import numpy as np
 
 from .mpi import MPIPoolClosingOnce, SharingMPIPool
 from .pools import DEFAULT_COST, CountingPool, busy_log_prob
+from .timing import time_interleaved
 
 __all__ = [
     "NUM_WALKERS",
@@ -124,25 +125,26 @@ def main(argv: Sequence[str] | None = None) -> None:
     # The ranks other than 0 stay inside the constructor, evaluating
     # log-probabilities, until rank 0 closes the pool; then they exit.
     with POOLS[args.pool]() as pool:
-        first = time.perf_counter()
-        run_sampler(pool, args.steps, args.cost)  # warm-up run
-        first = time.perf_counter() - first
+        # The book's one timing loop (timing.time_interleaved), twice: the warm-up run alone, then the timed
+        # runs, each with a fresh count of its maps, with every rank's CPU clock read between them.
+        counted: list[CountingPool] = []
+
+        def counted_run() -> emcee.EnsembleSampler:
+            counted.append(CountingPool(pool))
+            return run_sampler(counted[-1], args.steps, args.cost)
+
+        warm_up = time_interleaved({"warm-up": (counted_run,)}, repeats=1, warmup=0)[0]["warm-up"]
         cpu_before, waited_before = cpu_by_rank(pool), _waited(pool)
-        times, master_cpu = [], []
-        for _ in range(args.repeats):
-            counted = CountingPool(pool)
-            wall, cpu = time.perf_counter(), time.process_time()
-            sampler = run_sampler(counted, args.steps, args.cost)
-            times.append(time.perf_counter() - wall)
-            master_cpu.append(time.process_time() - cpu)
+        timings, outputs = time_interleaved({args.pool: (counted_run,)}, repeats=args.repeats, warmup=0)
+        timing, sampler, counted = timings[args.pool], outputs[args.pool], counted[-1]
         cpu_after, waited = cpu_by_rank(pool), _waited(pool) - waited_before
         np.savez(
             args.out,
             chain=sampler.get_chain(),
             acceptance=sampler.acceptance_fraction,
-            times=np.array(times),
-            first_time=first,
-            master_cpu=np.array(master_cpu),
+            times=np.array(timing.times),
+            first_time=warm_up.times[0],
+            master_cpu=np.array(timing.cpu_times),
             pool=args.pool,
             workers=pool.size,
             tasks_per_map=np.array(counted.tasks_per_map),

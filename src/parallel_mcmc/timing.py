@@ -1,20 +1,30 @@
 """Time JAX code fairly: compilation left out, every output waited for.
 
-JAX dispatches work asynchronously and compiles a jitted function on its first
-call. :func:`time_call` therefore calls once (or more) to warm up, then times
-``repeats`` calls, each ended by :func:`jax.block_until_ready` on the whole
-output pytree, and keeps every repeat so the spread can be shown. :func:`timed`
-also returns the output, and :func:`time_interleaved` times several calls in
-turns, so that a slow spell of a shared machine hits all of them alike.
-:class:`Speedup` puts a measured speedup beside an ideal given to it (the book's
-pages take theirs from the cost model: see :class:`parallel_mcmc.judge.Comparison`).
-:func:`cores_busy` measures the cores a call keeps busy (CPU time over wall
-time), :func:`cores_available` how many cores this process can get right now,
-and :class:`CompileLog` the time JAX spends compiling, from its own events.
+One loop does all the book's timing: :func:`time_interleaved`. It calls each
+function once (or more) to warm up, which compiles a jitted one, then lets the
+functions take turns, one call each per round, for ``repeats`` rounds; every
+call ends with :func:`jax.block_until_ready` on the whole output pytree, and
+its wall-clock and CPU seconds are kept, so a slow spell of a shared machine
+hits all the calls alike and the spread can be shown. The other entry points
+are that loop seen from one side:
+
+- :func:`time_call`: one function; :func:`timed`: the same, with its output;
+- :func:`time_with_calibration`: a page's runs and the calibration calls of
+  their cost model in the same rounds, returned apart;
+- :func:`cores_busy`: the cores a call kept busy (its CPU over its wall time);
+- :func:`parallel_mcmc.costmodel.pool_overhead`: a pool's fastest map of tasks
+  that do no work.
+
+:func:`cores_available` is not a timing but a probe: how many cores this
+process can get right now. :class:`Speedup` puts a measured speedup beside an
+ideal given to it (the book's pages take theirs from the cost model: see
+:class:`parallel_mcmc.judge.Comparison`), and :class:`CompileLog` the time JAX
+spends compiling, from its own events.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import statistics
 import threading
@@ -35,12 +45,14 @@ class Timing:
     """Wall-clock times of repeated calls, in seconds, compilation excluded.
 
     ``first_call`` is the time of the first warm-up call, which includes
-    tracing and compilation for a jitted function.
+    tracing and compilation for a jitted function. ``cpu_times`` are the
+    process's CPU seconds during each timed call (all its threads).
     """
 
     label: str
     times: tuple[float, ...]
     first_call: float
+    cpu_times: tuple[float, ...] = ()
 
     @property
     def median(self) -> float:
@@ -59,6 +71,13 @@ class Timing:
     def compile_estimate(self) -> float:
         """First call minus a typical call: roughly the compilation time."""
         return max(self.first_call - self.median, 0.0)
+
+    @property
+    def cores_busy(self) -> float:
+        """CPU seconds over wall-clock seconds of the timed calls: the cores the process kept busy."""
+        if len(self.cpu_times) != len(self.times):
+            raise ValueError(f"{self.label}: this Timing holds no CPU times; make it with time_call or time_interleaved.")
+        return sum(self.cpu_times) / sum(self.times)
 
     def __str__(self) -> str:
         return (
@@ -79,6 +98,59 @@ def _block(out: Any) -> Any:
     return jax.block_until_ready(out)
 
 
+def _check_calls(calls: Any) -> None:
+    if not isinstance(calls, Mapping) or not calls:
+        raise TypeError("calls must be a non-empty dict {label: (fn, *args)}.")
+    for name, call in calls.items():
+        if not isinstance(call, tuple) or not call or not callable(call[0]):
+            raise TypeError(f"calls[{name!r}] must be a tuple (fn, *args) with a callable fn, got {call!r:.60}.")
+
+
+def time_interleaved(calls: Mapping[str, tuple], repeats: int = 3, warmup: int = 1):
+    """Time several calls in interleaved rounds; return ``(timings, outputs)`` dicts by name.
+
+    ``calls`` maps a label to ``(fn, *args)``. Each function is called
+    ``warmup`` times first (the first of these compiles it and is its
+    ``first_call``), then the functions take turns, one call each per round,
+    for ``repeats`` rounds: on a shared machine a slow spell then hits all of
+    them alike. Every call waits for its whole output; the wall-clock and CPU
+    seconds of each timed call are kept, and the output of each function's
+    last call is returned with its :class:`Timing`. With ``warmup=0`` the
+    first timed call is the ``first_call``.
+    """
+    _check_calls(calls)
+    whole_number("repeats", repeats, 1)
+    whole_number("warmup", warmup, 0)
+    first: dict[str, float] = {}
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    cpu: dict[str, list[float]] = {name: [] for name in calls}
+    outputs: dict[str, Any] = {}
+    for name, (fn, *args) in calls.items():
+        for _ in range(warmup):
+            start = time.perf_counter()
+            outputs[name] = _block(fn(*args))
+            first.setdefault(name, time.perf_counter() - start)
+    for _ in range(repeats):
+        for name, (fn, *args) in calls.items():
+            start, start_cpu = time.perf_counter(), time.process_time()
+            outputs[name] = _block(fn(*args))
+            cpu[name].append(time.process_time() - start_cpu)
+            times[name].append(time.perf_counter() - start)
+    timings = {name: Timing(label=name, times=tuple(times[name]), first_call=first.get(name, times[name][0]),
+                            cpu_times=tuple(cpu[name])) for name in calls}
+    return timings, outputs
+
+
+def _one(fn: Callable[..., Any], args: tuple, kwargs: Mapping[str, Any], label: str | None, repeats: int,
+         warmup: int) -> tuple[Timing, Any]:
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}; pass the function itself, not its result.")
+    name = label or getattr(fn, "__name__", "call")
+    call = functools.partial(fn, **kwargs) if kwargs else fn
+    timings, outputs = time_interleaved({name: (call, *args)}, repeats=repeats, warmup=warmup)
+    return timings[name], outputs[name]
+
+
 def time_call(
     fn: Callable[..., Any],
     *args: Any,
@@ -87,7 +159,7 @@ def time_call(
     label: str | None = None,
     **kwargs: Any,
 ) -> Timing:
-    """Time ``fn(*args, **kwargs)`` with compilation left out.
+    """Time ``fn(*args, **kwargs)`` with compilation left out: :func:`time_interleaved` with one call.
 
     The function is called ``warmup`` times first (the first of these
     compiles it), then ``repeats`` times; every call waits for all arrays in
@@ -95,20 +167,9 @@ def time_call(
     """
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}; pass the function itself, not its result.")
-    for name, value, least in (("repeats", repeats, 1), ("warmup", warmup, 1)):
-        whole_number(name, value, least)
-    first = None
-    for _ in range(warmup):
-        start = time.perf_counter()
-        _block(fn(*args, **kwargs))
-        elapsed = time.perf_counter() - start
-        first = elapsed if first is None else first
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        _block(fn(*args, **kwargs))
-        times.append(time.perf_counter() - start)
-    return Timing(label=label or getattr(fn, "__name__", "call"), times=tuple(times), first_call=float(first))
+    whole_number("repeats", repeats, 1)
+    whole_number("warmup", warmup, 1)
+    return _one(fn, args, kwargs, label, repeats, warmup)[0]
 
 
 def timed(fn: Callable[..., Any], *args: Any, repeats: int = 3, label: str | None = None):
@@ -116,44 +177,7 @@ def timed(fn: Callable[..., Any], *args: Any, repeats: int = 3, label: str | Non
 
     Returns ``(timing, output)``: compilation left out, every output waited for.
     """
-    kept: dict[str, Any] = {}
-
-    def call(*a: Any) -> Any:
-        kept["out"] = fn(*a)
-        return kept["out"]
-
-    timing = time_call(call, *args, repeats=repeats, label=label or getattr(fn, "__name__", "call"))
-    return timing, kept["out"]
-
-
-def time_interleaved(calls: Mapping[str, tuple], repeats: int = 3):
-    """Time several calls in interleaved rounds; return ``(timings, outputs)`` dicts by name.
-
-    ``calls`` maps a label to ``(fn, *args)``. Each function is called once to
-    compile (its ``first_call``), then the functions take turns, one call each
-    per round, for ``repeats`` rounds: on a shared machine a slow spell then
-    hits all of them alike. Every call waits for its whole output; the output
-    of each function's last call is returned with its :class:`Timing`.
-    """
-    if not isinstance(calls, Mapping) or not calls:
-        raise TypeError("calls must be a non-empty dict {label: (fn, *args)}.")
-    for name, call in calls.items():
-        if not isinstance(call, tuple) or not call or not callable(call[0]):
-            raise TypeError(f"calls[{name!r}] must be a tuple (fn, *args) with a callable fn, got {call!r:.60}.")
-    whole_number("repeats", repeats, 1)
-    first, times, outputs = {}, {name: [] for name in calls}, {}
-    for name, (fn, *args) in calls.items():
-        start = time.perf_counter()
-        outputs[name] = jax.block_until_ready(fn(*args))
-        first[name] = time.perf_counter() - start
-    for _ in range(repeats):
-        for name, (fn, *args) in calls.items():
-            start = time.perf_counter()
-            outputs[name] = jax.block_until_ready(fn(*args))
-            times[name].append(time.perf_counter() - start)
-    timings = {name: Timing(label=name, times=tuple(times[name]), first_call=first[name]) for name in calls}
-    return timings, outputs
-
+    return _one(fn, args, {}, label, repeats, 1)
 
 
 def time_with_calibration(runs: Mapping[str, tuple], calibration: Mapping[str, tuple], repeats: int = 3):
@@ -207,22 +231,18 @@ class Speedup:
 def cores_busy(fn: Callable[..., Any], *args: Any, calls: int = 1, warmup: int = 1, **kwargs: Any) -> float:
     """How many cores this process kept busy while ``fn(*args, **kwargs)`` ran.
 
-    CPU seconds of the whole process (all its threads) over wall-clock seconds,
-    over ``calls`` calls after ``warmup`` untimed ones (compilation left out),
-    every output waited for. About 1 means one core did the work; about the
-    core count means the calls used the whole machine. Other programs on the
-    machine lower it: it counts only what this process got.
+    The :attr:`Timing.cores_busy` of :func:`time_interleaved` with this one
+    call: CPU seconds of the whole process (all its threads) over wall-clock
+    seconds, over ``calls`` calls after ``warmup`` untimed ones (compilation
+    left out), every output waited for. About 1 means one core did the work;
+    about the core count means the calls used the whole machine. Other
+    programs on the machine lower it: it counts only what this process got.
     """
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}; pass the function itself, not its result.")
-    for name, value, least in (("calls", calls, 1), ("warmup", warmup, 0)):
-        whole_number(name, value, least)
-    for _ in range(warmup):
-        _block(fn(*args, **kwargs))
-    wall, cpu = time.perf_counter(), time.process_time()
-    for _ in range(calls):
-        _block(fn(*args, **kwargs))
-    return (time.process_time() - cpu) / (time.perf_counter() - wall)
+    whole_number("calls", calls, 1)
+    whole_number("warmup", warmup, 0)
+    return _one(fn, args, kwargs, None, calls, warmup)[0].cores_busy
 
 
 def cores_available(cores: int = 2, seconds: float = 0.3) -> float:

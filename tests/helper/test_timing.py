@@ -28,6 +28,34 @@ def test_blocks_on_every_output(monkeypatch):
     out = {"a": jnp.ones(3), "b": (jnp.zeros(2), jnp.arange(4))}
     time_call(lambda: out, repeats=2, warmup=1)
     assert len(blocked) == 3 and all(b is out for b in blocked)
+    blocked.clear()
+    time_interleaved({"a": (lambda: out,), "b": (lambda: out,)}, repeats=2, warmup=0)
+    assert len(blocked) == 4, "every call of the one timing loop waits for its output"
+
+
+def test_one_loop_keeps_wall_and_cpu_seconds_of_every_timed_call():
+    import time
+
+    def spin(seconds):
+        end = time.process_time() + seconds
+        while time.process_time() < end:
+            pass
+
+    timings, _ = time_interleaved({"sleep": (time.sleep, 0.03), "spin": (spin, 0.03)}, repeats=3)
+    sleep, spun = timings["sleep"], timings["spin"]
+    assert len(sleep.cpu_times) == len(sleep.times) == 3
+    assert sleep.cores_busy < 0.3 < spun.cores_busy  # loose on the upper side: the machine may be shared
+    assert all(cpu >= 0.03 * 0.9 for cpu in spun.cpu_times)
+    with pytest.raises(ValueError, match="no CPU times"):
+        Timing("typed", (1.0,), first_call=1.0).cores_busy
+
+
+def test_warmup_zero_takes_the_first_timed_call_as_first_call():
+    calls = []
+    timings, _ = time_interleaved({"f": (calls.append, 1)}, repeats=2, warmup=0)
+    assert len(calls) == 2 and timings["f"].first_call == timings["f"].times[0]
+    with pytest.raises(ValueError, match="warmup"):
+        time_interleaved({"f": (calls.append, 1)}, warmup=-1)
 
 
 def test_real_pytree_output_is_waited_for():
