@@ -48,7 +48,16 @@ from .costmodel import Prediction
 from .timing import cores_available
 from .validate import real_number, whole_number
 
-__all__ = ["STRICT_ENV", "Rules", "RULES", "RunVerdict", "Comparison", "Verdict", "rate", "strict", "judge"]
+__all__ = ["STRICT_ENV", "STATUSES", "READINGS", "OUTCOMES", "Rules", "RULES", "RunVerdict", "Comparison", "Verdict",
+           "rate", "strict", "judge"]
+
+#: A run's status under the rules (:func:`rate`).
+STATUSES = ("agrees", "beats the model", "a cost missing", "far slower")
+#: What a page says of a run (:meth:`Verdict.reading`): its status, with a slow run told apart by whether the
+#: process had its cores. A page chooses its sentence from a dict with one entry for each.
+READINGS = ("agrees", "beats the model", "slower, cores free", "slower, cores busy")
+#: How a measured speedup compares with 1 (:attr:`Comparison.outcome`).
+OUTCOMES = ("faster", "tie", "slower")
 
 #: ``make test`` sets this to ``strict``: a timing failure that persists after re-measuring then raises.
 STRICT_ENV = "PARALLEL_MCMC_TIMING"
@@ -198,6 +207,15 @@ class Verdict:
         if name not in self.runs:
             raise KeyError(f"no run named {name!r}; the runs are {list(self.runs)}.")
         return self.runs[name].status
+
+    def reading(self, name: str) -> str:
+        """What a page says of the run ``name``: one of :data:`READINGS`. A run slower than the model (``"a
+        cost missing"`` or ``"far slower"``) reads ``"slower, cores free"`` when the process had its cores
+        and ``"slower, cores busy"`` when other work took them; the other statuses read as they are."""
+        status = self.status(name)
+        if status in ("agrees", "beats the model"):
+            return status
+        return "slower, cores free" if self.cores_free else "slower, cores busy"
 
     def compare(self, baseline: str, candidate: str) -> Comparison:
         """The speedup of run ``candidate`` over run ``baseline``, with the model's ideal."""

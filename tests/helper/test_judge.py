@@ -177,3 +177,25 @@ def test_upper_bound_only_never_fails_a_slow_run_but_still_fails_one_that_beats_
         fast.check()
     with pytest.raises(TypeError, match="sentence"):
         judge(planted({"a": run([1.0], 1.0)})[0], cores=2, upper_bound_only=None)
+
+
+def test_the_reading_flips_on_each_side_of_every_rule_and_with_the_cores(cores):
+    """Pages choose their sentences from ``reading``: planted numbers on each side of each threshold."""
+    spread_edge = 1.0 + 0.0  # one repeat: no spread
+    planted_runs = {
+        "just inside": run([1.0], 0.999 * spread_edge),
+        "just beats": run([1.0], 1.001 * spread_edge),
+        "just above the flag": run([1.0], 1.001 * RULES.flag_below),
+        "just below the flag": run([1.0], 0.999 * RULES.flag_below),
+        "far slower": run([1.0], 0.999 * RULES.far_slower),
+    }
+    free = judge(planted(planted_runs)[0], cores=2)
+    assert [free.reading(name) for name in planted_runs] == [
+        "agrees", "beats the model", "agrees", "slower, cores free", "slower, cores free"]
+    cores["value"] = 0.8 * RULES.free_share * 2
+    busy = judge(planted(planted_runs)[0], cores=2)
+    assert [busy.reading(name) for name in planted_runs] == [
+        "agrees", "beats the model", "agrees", "slower, cores busy", "slower, cores busy"]
+    assert set(judge_module.READINGS) == {free.reading(n) for n in planted_runs} | {"slower, cores busy"}
+    with pytest.raises(KeyError, match="no run named"):
+        free.reading("missing")

@@ -1,0 +1,135 @@
+"""Sentences chosen from a timing verdict flip with it: every choice is a dict that names each case.
+
+A page picks a sentence from a measurement through the judge (``parallel_mcmc.judge``): a run's
+``verdict.reading(name)`` or ``verdict.status(name)``, or a speedup's ``comparison.outcome``. The page
+writes the choice as a dict with one entry for each case, the condition in view, subscripted by that
+value. This test reads every chapter's code and checks each such dict: every case has its sentence
+(a missing one would raise ``KeyError`` only on the run that meets it), and the sentence changes where
+the verdict does (planting each case in turn picks a different text). The judge's thresholds themselves
+are tested with planted numbers in ``tests/helper/test_judge.py``. Branching on a run's status with
+``if`` is refused, since an ``if`` chain can silently lump cases together.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from booktools.notebooks import myst_notebooks, read
+
+from parallel_mcmc.judge import OUTCOMES, READINGS, STATUSES
+
+CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"
+#: What a choice is keyed by, and the cases it must name.
+CASES = {"outcome": OUTCOMES, "status": STATUSES, "reading": READINGS}
+#: The cases a sentence must tell apart from ``"agrees"`` (or, for a speedup, from one another).
+SLOWER = {"status": ("beats the model", "a cost missing", "far slower"),
+          "reading": ("beats the model", "slower, cores free", "slower, cores busy")}
+
+
+def code_cells(path: Path) -> list[ast.Module]:
+    cells = []
+    for cell in read(path).cells:
+        if cell.cell_type == "code":
+            source = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
+            cells.append(ast.parse(source))
+    return cells
+
+
+def keyed_by(node: ast.AST) -> str | None:
+    """``"outcome"`` for ``x.outcome``, ``"status"``/``"reading"`` for ``x.status(...)``/``x.reading(...)``."""
+    if isinstance(node, ast.Attribute) and node.attr == "outcome":
+        return "outcome"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("status", "reading"):
+        return node.func.attr
+    return None
+
+
+def choices(tree: ast.Module) -> list[tuple[str, dict[str, str], str | None]]:
+    """Every ``{case: sentence, ...}[key]`` and ``{...}.get(key, default)`` in the cell: (kind, sentences, default)."""
+    found = []
+    for node in ast.walk(tree):
+        table, key, default = None, None, None
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Dict):
+            table, key = node.value, node.slice
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+              and isinstance(node.func.value, ast.Dict) and node.args):
+            table, key = node.func.value, node.args[0]
+            default = ast.unparse(node.args[1]) if len(node.args) > 1 else None
+        kind = keyed_by(key) if table is not None else None
+        if kind:
+            sentences = {}
+            for k, v in zip(table.keys, table.values):
+                assert isinstance(k, ast.Constant), f"a choice's cases must be written out: {ast.unparse(table)[:80]}"
+                sentences[k.value] = ast.unparse(v)
+            found.append((kind, sentences, default))
+    return found
+
+
+def branches_on_a_case(tree: ast.Module) -> list[str]:
+    """``if``/``x if c else y`` tests that compare a single value with a case's name (outside comprehensions,
+    which gather runs by status rather than choose a sentence for one)."""
+    names = set(OUTCOMES) | set(STATUSES) | set(READINGS)
+    inside_comprehension = {id(n) for comp in ast.walk(tree)
+                            if isinstance(comp, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp))
+                            for n in ast.walk(comp)}
+    bad = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.IfExp)) and id(node.test) not in inside_comprehension:
+            for compare in ast.walk(node.test):
+                if id(compare) in inside_comprehension or not isinstance(compare, ast.Compare):
+                    continue
+                operands = [compare.left, *compare.comparators]
+                operands += [e for o in operands if isinstance(o, (ast.Tuple, ast.List, ast.Set)) for e in o.elts]
+                if {o.value for o in operands if isinstance(o, ast.Constant)} & names:
+                    bad.append(ast.unparse(node.test))
+    return bad
+
+
+PAGES = myst_notebooks(CHAPTERS)
+TIMED = [p for p in PAGES if "judge(" in p.read_text()]
+
+
+def test_the_timed_pages_are_found():
+    assert len(TIMED) >= 12, [p.name for p in TIMED]
+
+
+@pytest.mark.parametrize("path", TIMED, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_sentence_chosen_from_a_verdict_names_each_case_and_flips(path):
+    cells = code_cells(path)
+    found = [choice for tree in cells for choice in choices(tree)]
+    assert found, f"{path.name} times its runs but chooses no sentence from the judge's verdict"
+    for kind, sentences, default in found:
+        cases = CASES[kind]
+        unknown = set(sentences) - set(cases)
+        assert not unknown, f"{path.name}: {sorted(unknown)} are not {kind}s; the {kind}s are {cases}"
+        if default is None:
+            missing = [c for c in cases if c not in sentences]
+            assert not missing, f"{path.name}: a sentence chosen by {kind} has none for {missing}: {sentences}"
+        planted = {case: sentences.get(case, default) for case in cases}
+        if kind == "outcome":
+            assert len(set(planted.values())) == len(cases), f"{path.name}: the sentence does not flip: {planted}"
+        else:
+            same = [c for c in SLOWER[kind] if planted[c] == planted["agrees"]]
+            assert not same, f"{path.name}: {same} read as 'agrees' does: {planted}"
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_no_page_branches_on_a_single_status_with_if(path):
+    bad = [test for tree in code_cells(path) for test in branches_on_a_case(tree)]
+    assert not bad, f"{path.name}: choose these sentences from a dict keyed by the verdict: {bad}"
+
+
+def test_the_check_catches_a_missing_case_a_lumped_case_and_an_if_chain():
+    missing = ast.parse('s = {"agrees": "a", "beats the model": "b"}[v.reading("r")]')
+    assert choices(missing) == [("reading", {"agrees": "'a'", "beats the model": "'b'"}, None)]
+    lumped = ast.parse('s = {"faster": "x", "tie": "x", "slower": "y"}[c.outcome]')
+    (kind, sentences, _), = choices(lumped)
+    assert len(set(sentences.values())) < len(CASES[kind])
+    chain = ast.parse('if v.status("r") == "agrees":\n    s = "a"\nelse:\n    s = "b"')
+    assert branches_on_a_case(chain) == ['v.status(\'r\') == \'agrees\'']
+    gathered = ast.parse('slow = [n for n in runs if v.status(n) in ("a cost missing", "far slower")]')
+    assert branches_on_a_case(gathered) == []
+    counted = ast.parse('if len(by_outcome["faster"]) == len(fixes):\n    s = "all"')
+    assert branches_on_a_case(counted) == []
