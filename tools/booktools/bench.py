@@ -88,13 +88,13 @@ class BenchSize:
     numpyro_samples: int  #: NumPyro sampling iterations per chain
     emcee_steps: int  #: emcee ensemble steps
     repeats: int  #: timed repeats of each NUTS and emcee run
-    numpyro_repeats: int  #: timed repeats of each NumPyro run (one more runs first and is left out)
+    numpyro_repeats: int  #: timed repeats of each NumPyro sampling program (compiled once, then called again)
 
 
 #: The sizes ``--size`` can name.
 SIZES = {
-    "smoke": BenchSize(nuts_chains_per_device=2, nuts_draws=10, numpyro_warmup=50, numpyro_samples=50,
-                       emcee_steps=2, repeats=2, numpyro_repeats=1),
+    "smoke": BenchSize(nuts_chains_per_device=2, nuts_draws=10, numpyro_warmup=50, numpyro_samples=300,
+                       emcee_steps=2, repeats=2, numpyro_repeats=3),
     "laptop": BenchSize(nuts_chains_per_device=4, nuts_draws=60, numpyro_warmup=500, numpyro_samples=2000,
                         emcee_steps=10, repeats=3, numpyro_repeats=3),
     "large": BenchSize(nuts_chains_per_device=16, nuts_draws=200, numpyro_warmup=1000, numpyro_samples=10000,
@@ -207,80 +207,95 @@ def bench_nuts(size: BenchSize, num_devices: int, cores: int) -> list[Row]:
     return _judged("BlackJAX NUTS", measure, "one after another", num_chains, devices, cores)
 
 
+class _Kept:
+    """A NumPyro ``chain_method`` that runs ``transform(one_chain)`` and keeps that program and its inputs,
+    so that the compiled sampling program can be called again and timed alone (as the chain-methods page
+    does): no compilation, no set-up outside the program, whatever NumPyro does around it."""
+
+    def __init__(self, transform: Callable[[Any], Any]) -> None:
+        self.transform = transform
+
+    def __call__(self, one_chain: Any) -> Callable[[Any], Any]:
+        program = self.transform(one_chain)
+
+        def run(map_args: Any) -> Any:
+            self.program, self.args = program, map_args
+            return program(map_args)
+
+        return run
+
+
+def _chain_after_chain(num_chains: int) -> Callable[[Any], Any]:
+    """The twin of NumPyro's ``"sequential"``: the one-chain program jitted once, called on each chain in turn."""
+    def transform(one_chain: Any) -> Callable[[Any], Any]:
+        compiled = jax.jit(one_chain)
+
+        def run(map_args: Any) -> Any:
+            outs = [compiled(jax.tree.map(lambda x, i=i: x[i], map_args)) for i in range(num_chains)]
+            return jax.tree.map(lambda *xs: jnp.stack(xs), *outs)
+
+        return run
+
+    return transform
+
+
+def _with_keys(map_args: Any, seed: int, num_chains: int) -> Any:
+    """The same inputs with other keys for the chains: other trajectories from the same adapted state."""
+    keys = jax.random.split(jax.random.key(seed), num_chains)
+    _, state, init_params = map_args
+    return keys, state._replace(rng_key=keys), init_params
+
+
 def bench_numpyro(size: BenchSize, num_devices: int, cores: int) -> list[Row]:
-    """NumPyro's sequential, vectorized and parallel chain methods, one chain per device."""
+    """NumPyro's sequential, vectorized and parallel chain methods, one chain per device, each method's
+    compiled sampling program timed directly (its twin kept from a run, then called again)."""
     data = make_linear_data(2000, 4, seed=0)
     X, y = jnp.asarray(data.X), jnp.asarray(data.y)
     num_chains = num_devices
-    def run_numpyro(method, warmup, samples, repeats=1):
-        """Warm up and sample ``repeats`` times with the same keys: the seconds outside compilation
-        (NumPyro compiles again on each run), and every iteration's integration steps. With more than
-        one repeat, one more run comes first and is left out: a process's first run of a method pays
-        for more than compilation (its first allocations, caches)."""
-        seconds, first = [], 0.0
-        for _ in range(repeats + (repeats > 1)):
-            mcmc = MCMC(NUTS(linear_model), num_warmup=warmup, num_samples=samples, num_chains=num_chains,
-                        chain_method=method, progress_bar=False)
-            with CompileLog() as log:
-                start = time.perf_counter()
-                mcmc.warmup(jax.random.key(0), X, y, collect_warmup=True, extra_fields=("num_steps",))
-                warm = np.asarray(mcmc.get_extra_fields(group_by_chain=True)["num_steps"])
-                mcmc.run(jax.random.key(1), X, y, extra_fields=("num_steps",))
-                jax.block_until_ready(mcmc.get_samples(group_by_chain=True))
-                wall = time.perf_counter() - start
-            seconds.append(wall - log.seconds)
-            first = first or wall
-        seconds = seconds[-repeats:]
-        sampled = np.asarray(mcmc.get_extra_fields(group_by_chain=True)["num_steps"])
-        return Timing(method, tuple(seconds), first), np.concatenate([warm, sampled], axis=1), mcmc
-
+    twins = {"sequential": _chain_after_chain(num_chains), "vectorized": lambda one: jax.jit(jax.vmap(one)),
+             "parallel": jax.pmap}
+    programs = {}
+    for method, twin in twins.items():
+        warm = MCMC(NUTS(linear_model), num_warmup=size.numpyro_warmup, num_samples=1, num_chains=num_chains,
+                    chain_method=method, progress_bar=False)
+        warm.run(jax.random.key(0), X, y)
+        kept = _Kept(twin)
+        mcmc = MCMC(NUTS(linear_model), num_warmup=size.numpyro_warmup, num_samples=size.numpyro_samples,
+                    num_chains=num_chains, chain_method=kept, progress_bar=False)
+        # a one-device program keeps its chains on one device (a jit of arrays spread over the devices
+        # would compile one program over all of them)
+        mcmc.post_warmup_state = (warm.last_state if method == "parallel"
+                                  else jax.device_put(warm.last_state, jax.devices()[0]))
+        mcmc.run(jax.random.key(1), X, y, extra_fields=("num_steps",))  # compiles the program we keep
+        programs[method] = (kept.program, kept.args)
+    calibration = {"width 1, other keys": (programs["sequential"][0],
+                                           _with_keys(programs["sequential"][1], 11, num_chains))}
+    if num_chains > 1:
+        calibration[f"width {num_chains}, other keys"] = (programs["vectorized"][0],
+                                                          _with_keys(programs["vectorized"][1], 11, num_chains))
     devices = {"sequential": 1, "vectorized": 1, "parallel": num_devices}
 
     def measure():
-        runs, fixed = {}, {}
-        for method in ("sequential", "vectorized", "parallel"):
-            runs[method] = run_numpyro(method, size.numpyro_warmup, size.numpyro_samples, size.numpyro_repeats)
-            # NumPyro's fixed cost of a run outside compiled code (set-up, moving results), from runs of one
-            # iteration a phase, less that iteration's steps: the faster of two, since the model is a best case
-            tiny = [run_numpyro(method, 1, 1) for _ in range(2)]
-            fastest = min(tiny, key=lambda run: run[0].median)
-            fixed[method] = (fastest[0].median, fastest[1])
-
-        kernel = runs["parallel"][2].sampler
-        end = jax.device_put(runs["parallel"][2].last_state, jax.devices()[0])
-
-        def nuts_steps(state):
-            def one(state, _):
-                state = kernel.sample(state, (X, y), {})
-                return state, state.num_steps
-            return jax.lax.scan(one, state, None, length=500)[1]
-
-        one_chain, all_chains = jax.jit(nuts_steps), jax.jit(jax.vmap(nuts_steps))
-        cal, cal_out = time_interleaved({
-            "width 1": (lambda s: [one_chain(jax.tree.map(lambda a, i=i: a[i], s)) for i in range(num_chains)], end),
-            "vmapped": (all_chains, end),
-        }, repeats=3)
-        cal_steps = np.asarray(cal_out["vmapped"])
-        widths = (1,) if num_chains == 1 else (1, num_chains)
-        seconds = (cal["width 1"].best / cal_steps.sum(),) + (
-            () if num_chains == 1 else (cal["vmapped"].best / lockstep_cost(cal_steps),))
-        step = costmodel.StepCost(widths, seconds)
-        def model(method, steps):
-            if method == "sequential":
-                return costmodel.sequential_time(steps, step)
-            if method == "vectorized":
-                return costmodel.lockstep_time(steps, step)
-            return costmodel.sharded_time(steps, step, num_devices, cores)
-
-        predictions = {}
-        for method, (timing, steps, _) in runs.items():
-            tiny_seconds, tiny_steps = fixed[method]
-            overhead = max(0.0, tiny_seconds - model(method, tiny_steps))
-            predictions[method] = costmodel.predict(timing, overhead + model(method, steps),
-                                                    f"steps + {1e3 * overhead:.0f} ms fixed cost per run")
-        busy = cores_busy(one_chain, jax.tree.map(lambda a: a[0], end), calls=2)
-        note = f"one chain's NUTS keeps {busy:.2f} cores busy"
-        return predictions, note
+        with CompileLog() as log:
+            (timings, outs), (cal, cal_out) = time_with_calibration(programs, calibration,
+                                                                    repeats=size.numpyro_repeats)
+        if log.compiles:
+            raise RuntimeError(f"{log.compiles} compilation(s) while timing NumPyro's kept programs")
+        steps = {name: np.asarray(out[0]["num_steps"]) for name, out in {**outs, **cal_out}.items()}
+        seconds = (cal["width 1, other keys"].best / steps["width 1, other keys"].sum(),)
+        if num_chains > 1:
+            wide = f"width {num_chains}, other keys"
+            seconds += (cal[wide].best / lockstep_cost(steps[wide]),)
+        step = costmodel.StepCost((1, num_chains) if num_chains > 1 else (1,), seconds)
+        predicted = {
+            "sequential": costmodel.sequential_time(steps["sequential"], step),
+            "vectorized": costmodel.lockstep_time(steps["vectorized"], step),
+            "parallel": costmodel.sharded_time(steps["parallel"], step, num_devices, cores),
+        }
+        predictions = {m: costmodel.predict(timings[m], predicted[m], "the compiled program's steps")
+                       for m in predicted}
+        busy = cores_busy(programs["sequential"][0], programs["sequential"][1], calls=1)
+        return predictions, f"one chain's NUTS keeps {busy:.2f} cores busy"
 
     return _judged("NumPyro", measure, "sequential", num_chains, devices, cores)
 
