@@ -5,7 +5,9 @@ for each chain and draw. BlackJAX reports it as ``info.num_integration_steps``.
 Chains that advance together under ``vmap`` wait for the slowest of them at
 every draw, so their cost is the sum over draws of the largest count, not the
 average. These functions turn the counts into that cost and into the load
-of each device when chains are split into blocks. (The share of the lockstep
+of each device when chains are split into blocks, and predict the lockstep
+cost of any number of chains from one chain's steps
+(:func:`expected_lockstep_steps`). (The share of the lockstep
 work that is useful, the *lockstep efficiency*, is an exercise: the chapters
 compute it in their own cells.)
 """
@@ -18,7 +20,7 @@ import numpy as np
 
 from .validate import whole_number
 
-__all__ = ["integration_steps", "lockstep_cost", "device_loads", "steps_2d"]
+__all__ = ["integration_steps", "lockstep_cost", "device_loads", "steps_2d", "expected_lockstep_steps"]
 
 
 def integration_steps(info: Any) -> np.ndarray:
@@ -60,3 +62,25 @@ def device_loads(steps: Any, num_devices: int) -> np.ndarray:
     if steps.shape[0] % num_devices:
         raise ValueError(f"{steps.shape[0]} chains cannot be split evenly over {num_devices} devices.")
     return steps.reshape(num_devices, -1).sum(axis=1)
+
+
+def expected_lockstep_steps(one_chain_steps: Any, num_chains: int) -> float:
+    """The expected steps of one lockstep draw of ``num_chains`` chains: the expected maximum of that many
+    independent draws from one chain's distribution of steps per draw.
+
+    ``one_chain_steps`` are the integration steps of many draws of one chain (its empirical distribution
+    stands for every chain's). With ``F`` its distribution function, the maximum of ``C`` draws exceeds
+    ``k`` with probability ``1 - F(k)^C``, and its expectation is the sum of those over ``k >= 0``. One
+    chain (``C = 1``) gives the mean; as ``C`` grows it climbs towards the largest count seen, and for
+    NUTS never beyond ``2^max_depth - 1``, the tree-depth cap.
+    """
+    steps = np.asarray(one_chain_steps)
+    if steps.ndim != 1 or steps.size == 0:
+        raise ValueError(f"one_chain_steps must be a non-empty 1-D array of one chain's steps per draw, "
+                         f"got shape {steps.shape}.")
+    if not np.issubdtype(steps.dtype, np.number) or np.any(steps < 0) or np.any(steps != np.round(steps)):
+        raise ValueError("one_chain_steps must hold whole, non-negative numbers of integration steps.")
+    whole_number("num_chains", num_chains, 1)
+    levels = np.arange(int(steps.max()) + 1)
+    below_or_at = np.searchsorted(np.sort(steps), levels, side="right") / steps.size  # F(k)
+    return float(np.sum(1.0 - below_or_at ** num_chains))
