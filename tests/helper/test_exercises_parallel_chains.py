@@ -206,3 +206,36 @@ def test_faster_rejects_unmeasured_or_thin_evidence():
         check.faster_method("a", {"a": _timing("a", [0.5, 0.5, 0.5])})
     with pytest.raises(AssertionError, match="one of the names"):
         check.faster_method("gpu", {"a": _timing("a", [1, 1, 1]), "b": _timing("b", [2, 2, 2])})
+
+
+# --- state machine speedup -------------------------------------------------------
+
+def _machine(L, step, iteration):
+    return L.max(axis=0).sum() * step / (L.sum(axis=1).max() * iteration)
+
+
+def test_machine_speedup_accepts_the_solution_in_numpy_and_jnp(capsys):
+    check.machine_speedup(_machine)
+    check.machine_speedup(lambda L, s, i: jnp.max(L, axis=0).sum() * s / (jnp.sum(L, axis=1).max() * i))
+    assert capsys.readouterr().out.count("state machine speedup: correct") == 2
+
+
+def test_machine_speedup_on_a_given_case():
+    """Draws of 1 and 7 steps: lockstep pays 7 + 3 + 7 = 17 steps, the state machine 11, at 2 and 3 µs."""
+    L = np.array([[1, 3, 7], [7, 3, 1]])
+    check.machine_speedup(_machine, cases=[(L, 2e-6, 3e-6)])
+    assert _machine(L, 2e-6, 3e-6) == pytest.approx(17 * 2 / (11 * 3))
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda L, s, i: 1 / _machine(L, s, i), "inverse"),
+    (lambda L, s, i: L.max(axis=0).sum() * s / (L.sum(axis=1).mean() * i), "average total"),
+    (lambda L, s, i: _machine(L, 1.0, 1.0), "steps alone"),
+    (lambda L, s, i: _machine(L.T, s, i), "axes are swapped"),
+    (lambda L, s, i: 2.0, "expected"),
+])
+def test_machine_speedup_rejects_plausible_wrong_answers(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        check.machine_speedup(wrong)
+    with pytest.raises(AssertionError, match="function itself"):
+        check.machine_speedup(1.5)

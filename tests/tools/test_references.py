@@ -63,6 +63,11 @@ REFERENCES = {
         (lambda s: 1 / references.lockstep_efficiency(s), "inverse"),
         (lambda s: s.sum() / (s.shape[1] * s.max(axis=1).sum()), "over draws"),
     ]),
+    "parallel_mcmc.exercises.parallel_chains.machine_speedup": (references.machine_speedup, True, [
+        (lambda L, s, i: 1 / references.machine_speedup(L, s, i), "inverse"),
+        (lambda L, s, i: L.max(axis=0).sum() * s / (L.sum(axis=1).mean() * i), "average total|expected"),
+        (lambda L, s, i: references.machine_speedup(L, 1.0, 1.0), "steps alone|expected"),
+    ]),
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": (references.my_chains, False, [
         (_strided, "every"),
         (_never_refuses, "cannot be split evenly"),

@@ -11,7 +11,7 @@ from ..timing import Timing
 from ..validate import whole_number
 from . import as_float, call, expect, passed, traced_program
 
-__all__ = ["lockstep_efficiency", "spread_chains", "faster_method"]
+__all__ = ["lockstep_efficiency", "machine_speedup", "spread_chains", "faster_method"]
 
 # (steps with axes (chain, draw), lockstep efficiency as a fraction): inputs that tell the plausible
 # wrong formulas apart, with the efficiency each should give.
@@ -57,6 +57,56 @@ def lockstep_efficiency(fn: Callable[[np.ndarray], Any], cases: Sequence[tuple[A
             )
         raise AssertionError(f"For steps={steps.tolist()} you returned {got:.4f}; expected {want:.4f}.")
     passed("lockstep efficiency")
+
+
+# (lengths with axes (chain, draw), step cost, iteration cost): inputs that tell the plausible wrong formulas
+# apart (the answer is computed from them by the reference formula below, in the check).
+_MACHINE_CASES = [
+    (np.array([[1, 3, 7], [7, 3, 1]]), 2e-6, 3e-6),
+    (np.array([[15, 15, 15, 15]]), 1e-6, 1.5e-6),
+    (np.array([[1, 20, 3], [3, 1, 3], [7, 7, 7]]), 4e-6, 5e-6),
+    (np.array([[31, 63], [63, 31], [127, 1], [1, 127]]), 1e-5, 1.2e-5),
+    (np.array([[5, 9, 2, 8, 1], [3, 3, 3, 3, 3], [1, 1, 1, 1, 20]]), 2e-6, 2.6e-6),
+]
+
+
+def _machine(lengths: np.ndarray, step: float, iteration: float) -> float:
+    return float(lengths.max(axis=0).sum() * step / (lengths.sum(axis=1).max() * iteration))
+
+
+def machine_speedup(fn: Callable[..., Any], cases: Sequence[tuple] | None = None) -> None:
+    """Check ``fn(lengths, step_cost, iteration_cost)``: the model's speedup of a state machine over lockstep.
+
+    ``lengths`` are every chain's steps at every draw, axes ``(chain, draw)``. Lockstep pays, at each draw,
+    the longest chain's steps at ``step_cost`` each; the state machine runs until the chain with the most
+    steps in all is done, at ``iteration_cost`` an iteration. ``cases`` (default: a fixed table) lists
+    ``(lengths, step_cost, iteration_cost)``.
+    """
+    expect(callable(fn), "Pass your function itself, `machine_speedup`, not the speedup it returns.")
+    for lengths, step, iteration in cases if cases is not None else _MACHINE_CASES:
+        lengths = np.asarray(lengths)
+        want = _machine(lengths, step, iteration)
+        where = f"machine_speedup(lengths, {step:g}, {iteration:g}) for lengths={lengths.tolist()}"
+        got = as_float(call(fn, lengths.copy(), step, iteration, what=where), where)
+        if np.isclose(got, want, rtol=1e-5):
+            continue
+        if np.isclose(got, 1 / want, rtol=1e-5):
+            raise AssertionError(f"{where} returned {got:.4f}, the inverse: a speedup is lockstep's time over the "
+                                 "state machine's, above 1 when the state machine is faster.")
+        no_wait = float(lengths.max(axis=0).sum() * step / (lengths.sum(axis=1).mean() * iteration))
+        if np.isclose(got, no_wait, rtol=1e-5) and not np.isclose(no_wait, want, rtol=1e-5):
+            raise AssertionError(f"{where} returned {got:.4f}: that divides by the chains' average total. The state "
+                                 "machine's loop runs until the chain with the most steps in all has finished: the "
+                                 "maximum over chains of their totals.")
+        if np.isclose(got, _machine(lengths, 1.0, 1.0), rtol=1e-5):
+            raise AssertionError(f"{where} returned {got:.4f}, a ratio of steps alone: an iteration of the state "
+                                 "machine costs more than a lockstep step (its bookkeeping); weigh each count by "
+                                 "its cost.")
+        if np.isclose(got, _machine(lengths.T, step, iteration), rtol=1e-5):
+            raise AssertionError(f"{where} returned {got:.4f}: the axes are swapped. They are (chain, draw): a "
+                                 "lockstep draw waits for the slowest chain, the maximum over axis 0.")
+        raise AssertionError(f"{where} returned {got:.4f}; expected {want:.4f}.")
+    passed("state machine speedup")
 
 
 def _loops(structure: list[dict], primitive: str) -> list[dict]:

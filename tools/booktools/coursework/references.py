@@ -17,7 +17,7 @@ from parallel_mcmc.models import sinusoid
 
 from .harness import Argument
 
-__all__ = ["ideal_speedup", "lockstep_efficiency", "my_chains", "gaussian_consensus", "log_prob_noise", "pair_acceptance",
+__all__ = ["ideal_speedup", "lockstep_efficiency", "machine_speedup", "my_chains", "gaussian_consensus", "log_prob_noise", "pair_acceptance",
            "UNSEEN", "CALLS", "unseen"]
 
 
@@ -30,6 +30,13 @@ def lockstep_efficiency(steps: np.ndarray) -> float:
     """All chains' steps over (chains x the sum over draws of the slowest chain's steps)."""
     steps = np.asarray(steps)
     return float(steps.sum() / (steps.shape[0] * steps.max(axis=0).sum()))
+
+
+def machine_speedup(lengths: np.ndarray, step_cost: float, iteration_cost: float) -> float:
+    """Lockstep's time over the state machine's: the sum over draws of the slowest chain, against the
+    largest total of one chain, each at its cost per step."""
+    lengths = np.asarray(lengths)
+    return float(lengths.max(axis=0).sum() * step_cost / (lengths.sum(axis=1).max() * iteration_cost))
 
 
 def my_chains(process_id: int, num_processes: int, num_chains: int) -> list[int]:
@@ -84,6 +91,15 @@ def _lockstep(rng: np.random.Generator) -> dict:
     for _ in range(4):
         steps = rng.integers(1, 2 ** int(rng.integers(2, 8)), size=(int(rng.integers(2, 7)), int(rng.integers(2, 9))))
         cases.append((steps, lockstep_efficiency(steps)))
+    return {"cases": cases}
+
+
+def _machine_speedup(rng: np.random.Generator) -> dict:
+    cases = []
+    for _ in range(4):
+        lengths = rng.geometric(1 / float(rng.uniform(2, 20)), size=(int(rng.integers(2, 9)), int(rng.integers(2, 9))))
+        step = float(rng.uniform(1e-6, 1e-4))
+        cases.append((lengths, step, step * float(rng.uniform(1.05, 2.0))))
     return {"cases": cases}
 
 
@@ -167,6 +183,7 @@ def _next_temperature(rng: np.random.Generator) -> dict:
 UNSEEN: dict[str, Callable[[np.random.Generator], dict[str, Any]]] = {
     "parallel_mcmc.exercises.getting_started.ideal_speedup": _ideal,
     "parallel_mcmc.exercises.parallel_chains.lockstep_efficiency": _lockstep,
+    "parallel_mcmc.exercises.parallel_chains.machine_speedup": _machine_speedup,
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": _my_chains,
     "parallel_mcmc.exercises.beyond_one_machine.combine_chains": _combine,
     "parallel_mcmc.exercises.numpyro.split_compile": _split_compile,
@@ -202,6 +219,8 @@ def _split_calls(kw: dict) -> list[tuple]:
 CALLS: dict[str, tuple[int, Callable[[dict], list[tuple]]]] = {
     "parallel_mcmc.exercises.getting_started.ideal_speedup": (0, lambda kw: [tuple(pair) for pair, _ in kw["cases"]]),
     "parallel_mcmc.exercises.parallel_chains.lockstep_efficiency": (0, lambda kw: [(np.asarray(s).copy(),) for s, _ in kw["cases"]]),
+    "parallel_mcmc.exercises.parallel_chains.machine_speedup": (
+        0, lambda kw: [(np.asarray(lengths).copy(), step, iteration) for lengths, step, iteration in kw["cases"]]),
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": (0, lambda kw: [tuple(a) for a, _ in kw["cases"]] + [tuple(a) for a in kw["uneven"]]),
     "parallel_mcmc.exercises.beyond_one_machine.combine_chains": (0, _combine_calls),
     "parallel_mcmc.exercises.numpyro.split_compile": (0, _split_calls),
