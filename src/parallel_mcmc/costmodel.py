@@ -65,6 +65,7 @@ __all__ = [
     "pool_overhead",
     "collective_calls",
     "collective_cost",
+    "split_call_time",
 ]
 
 
@@ -360,3 +361,20 @@ def collective_cost(timings: Any, calls: int = 50) -> float:
         if label not in timings:
             raise KeyError(f"no timing named {label!r}: time both calls of collective_calls().")
     return max(timings["collective between work"].best - timings["work alone"].best, 0.0) / calls
+
+
+def split_call_time(work_seconds: float, num_devices: int, cores: float, fixed_seconds: float) -> float:
+    """One call whose work is split into ``num_devices`` equal pieces on devices that share ``cores`` cores.
+
+    ``work_seconds`` is one piece's work alone on one device, with the call's own
+    fixed cost taken out (a piece's time less the same call doing no work);
+    ``fixed_seconds`` is the fixed cost of one call over all ``num_devices``
+    devices (the same call doing no work, measured on those devices). The
+    pieces run at once (:func:`concurrent`), after the fixed cost: small work
+    pays the fixed cost and gains little, large work gains up to
+    ``min(num_devices, cores)``.
+    """
+    work_seconds = real_number("work_seconds", work_seconds, least=0)
+    num_devices = whole_number("num_devices", num_devices, 1)
+    fixed_seconds = real_number("fixed_seconds", fixed_seconds, least=0)
+    return fixed_seconds + concurrent([work_seconds] * num_devices, cores)

@@ -177,3 +177,21 @@ def test_collective_calls_time_a_collective_between_work_and_the_work_alone():
         cm.collective_cost({"collective between work": timings["collective between work"]})
     with pytest.raises(ValueError):
         cm.collective_calls(lambda v: v, mesh, "d", local, calls=0)
+
+
+def test_split_call_time_is_the_fixed_cost_then_the_pieces_at_once():
+    # two pieces of 3 ms on 2 cores run side by side: 3 ms after a fixed cost of 0.1 ms
+    assert cm.split_call_time(3e-3, 2, 2, 1e-4) == pytest.approx(3.1e-3)
+    # eight pieces on 2 cores take turns: 4 pieces' work on each core
+    assert cm.split_call_time(1e-3, 8, 2, 2e-4) == pytest.approx(4.2e-3)
+    # no work: the fixed cost alone, which is why small calls do not pay
+    assert cm.split_call_time(0.0, 2, 2, 1e-4) == pytest.approx(1e-4)
+
+
+def test_split_call_time_refuses_nonsense():
+    with pytest.raises(ValueError):
+        cm.split_call_time(-1e-3, 2, 2, 0.0)
+    with pytest.raises(ValueError):
+        cm.split_call_time(1e-3, 0, 2, 0.0)
+    with pytest.raises(ValueError):
+        cm.split_call_time(1e-3, 2, 2, -1.0)
