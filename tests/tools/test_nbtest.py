@@ -112,13 +112,18 @@ def test_a_notebook_that_passes_goes_into_the_site_cache_with_its_outputs_in_ord
         + cell(prints_and_shows)
         + cell("raise SystemExit('never run')", "skip-execution")
         + cell("1 / 0", "raises-exception")
+        + cell("6 * 7;")  # a value ended by `;` is not shown, as in Jupyter (nbval alone would keep it)
+        + cell("import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+               "fig, ax = plt.subplots()\nax.set_title('a title');")
         + cell("6 * 7")
     )
     pytester.makefile(".md", passing=page, failing=FRONT + cell("x = 1") + cell("assert x == 2"))
-    run().assert_outcomes(passed=4, failed=1, skipped=1)
+    run().assert_outcomes(passed=6, failed=1, skipped=1)
     notebook = _site_reads(pytester.path / "passing.md")
     assert notebook is not None, "the passing notebook is not in the cache"
-    first, skipped, raising, last = [c for c in notebook.cells if c.cell_type == "code"]
+    first, skipped, raising, silent, titled, last = [c for c in notebook.cells if c.cell_type == "code"]
+    assert silent.outputs == [], silent.outputs
+    assert not [o for o in titled.outputs if o.output_type == "execute_result"], titled.outputs  # no Text(...)
     assert [(o.output_type, o.get("name")) for o in first.outputs] == [
         ("stream", "stdout"), ("display_data", None), ("stream", "stdout")]  # in the order they came
     assert first.outputs[0].text == "before\n100%\n" and first.outputs[2].text == "after\n"  # a rewritten line: its end

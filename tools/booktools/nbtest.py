@@ -19,6 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from unittest import mock
 
+import nbval.kernel
 import nbval.plugin
 import pytest
 
@@ -107,6 +108,20 @@ def _adjacent_streams(outputs):
 
 
 nbval.plugin.coalesce_streams = _adjacent_streams
+
+
+def _execute_with_history(self, cell_input, allow_stdin=None):
+    """Run a cell as Jupyter does, with ``store_history=True``.
+
+    nbval runs cells with ``store_history=False``. IPython decides whether a
+    cell ending in ``;`` shows its value by reading the cell from its
+    history, so without it ``ax.set_title(...);`` leaves a ``Text(...)``
+    in the outputs that the site shows.
+    """
+    return self.kc.execute(cell_input, store_history=True, allow_stdin=allow_stdin, stop_on_error=False)
+
+
+nbval.kernel.RunningKernel.execute_cell_input = _execute_with_history
 
 _cells_of: dict = {}  # notebook -> its cell items, in order
 _cell_ok: dict = {}  # cell item -> no phase of it failed (a cell tagged to be skipped counts as passed)
