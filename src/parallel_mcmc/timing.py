@@ -165,10 +165,7 @@ def time_call(
     compiles it), then ``repeats`` times; every call waits for all arrays in
     its output, whatever the pytree. Returns a :class:`Timing`.
     """
-    if not callable(fn):
-        raise TypeError(f"fn must be callable, got {type(fn).__name__}; pass the function itself, not its result.")
-    whole_number("repeats", repeats, 1)
-    whole_number("warmup", warmup, 1)
+    whole_number("warmup", warmup, 1)  # the loop allows 0; here the first call must compile outside the timing
     return _one(fn, args, kwargs, label, repeats, warmup)[0]
 
 
@@ -238,10 +235,7 @@ def cores_busy(fn: Callable[..., Any], *args: Any, calls: int = 1, warmup: int =
     about the core count means the calls used the whole machine. Other
     programs on the machine lower it: it counts only what this process got.
     """
-    if not callable(fn):
-        raise TypeError(f"fn must be callable, got {type(fn).__name__}; pass the function itself, not its result.")
     whole_number("calls", calls, 1)
-    whole_number("warmup", warmup, 0)
     return _one(fn, args, kwargs, None, calls, warmup)[0].cores_busy
 
 

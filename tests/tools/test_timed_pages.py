@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import textwrap
+import os
 
+import jupytext
+import nbformat
 import pytest
 from booktools import timed_pages as tp
 
@@ -36,40 +38,34 @@ def test_a_printed_verdict_is_read_back():
     assert tp.verdicts_in("no verdict here") == []
 
 
-PAGE = textwrap.dedent('''\
-    ---
-    jupytext:
-      text_representation:
-        extension: .md
-        format_name: myst
-    kernelspec:
-      display_name: Python 3
-      language: python
-      name: python3
-    ---
+PAGE_CODE = """\
+from parallel_mcmc.costmodel import predict
+from parallel_mcmc.judge import judge
+from parallel_mcmc.timing import Timing
 
-    ```{code-cell} ipython3
-    from parallel_mcmc.costmodel import predict
-    from parallel_mcmc.judge import judge
-    from parallel_mcmc.timing import Timing
+verdict = judge(lambda: {"run": predict(Timing("run", (1.0, 1.0), 1.0), PREDICTED)}, cores=1)
+print(verdict)
+verdict.check()"""
 
-    verdict = judge(lambda: {"run": predict(Timing("run", (1.0, 1.0), 1.0), PREDICTED)}, cores=1)
-    print(verdict)
-    verdict.check()
-    ```
-    ''')
+
+def myst_page(code: str) -> str:
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)], metadata={
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}})
+    return jupytext.writes(notebook, fmt="md:myst")
 
 
 @pytest.mark.parametrize("predicted, passed, status", [(0.95, True, "agrees"), (2.0, False, "beats the model")])
 def test_a_page_runs_strict_in_a_fresh_kernel_and_its_verdict_is_kept(tmp_path, predicted, passed, status):
+    before = os.environ.get("PARALLEL_MCMC_TIMING")
     page = tmp_path / "page.md"
-    page.write_text(PAGE.replace("PREDICTED", str(predicted)))
+    page.write_text(myst_page(PAGE_CODE.replace("PREDICTED", str(predicted))))
     run = tp.run_page(page, "quiet 1", timeout=120)
     assert run.passed is passed and run.seconds > 0
     assert [row["status"] for v in run.verdicts for row in v["rows"]] == [status]
     if not passed:
         assert "timing verdict failed after 3 measurement(s)" in run.error
         assert run.verdicts[0]["tries"] == 3
+    assert os.environ.get("PARALLEL_MCMC_TIMING") == before, "strict is set in the kernel, not in this process"
 
 
 def test_bad_arguments_are_refused(capsys):

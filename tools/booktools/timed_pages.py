@@ -28,6 +28,8 @@ from nbclient.exceptions import CellExecutionError
 from rich.console import Console
 from rich.table import Table
 
+from parallel_mcmc.judge import STRICT_ENV
+
 from .busy import spin
 from .notebooks import myst_notebooks, read
 
@@ -86,12 +88,11 @@ def _text_outputs(notebook) -> str:
 def run_page(path: Path, condition: str, timeout: int = 600) -> PageRun:
     """Execute ``path`` in a fresh kernel, in its own folder, with timing verdicts strict."""
     notebook = nbformat.from_dict(read(path))
-    os.environ["PARALLEL_MCMC_TIMING"] = "strict"
     client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}})
     start, error = time.perf_counter(), ""
     try:
-        client.execute()
+        client.execute(env={**os.environ, STRICT_ENV: "strict"})  # the kernel's environment, not this process's
     except CellExecutionError as exc:
         first_line = (str(getattr(exc, "evalue", "")) or str(exc)).strip().splitlines()[:1] or [""]
         error = f"{getattr(exc, 'ename', 'error')}: {first_line[0]}"[:300]
