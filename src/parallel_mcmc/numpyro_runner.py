@@ -1,16 +1,18 @@
 """Run NumPyro chains over several devices with one ``MCMC`` call.
 
 NumPyro's ``chain_method`` may be a callable that maps its per-chain function
-over the chains. :func:`shard_chains` builds one: a ``shard_map`` of a ``vmap``
-over a one-axis mesh of devices, which runs any number of chains on any number
-of devices. :func:`plan_chains` spreads the chains as evenly as possible; when
+over the chains. :func:`shard_chains` builds one: a ``shard_map`` over a
+one-axis mesh of devices of a ``vmap`` (chains in lockstep) or a ``lax.map``
+(chains one after another, the better choice on a CPU), which runs any number
+of chains on any number of devices. :func:`plan_chains` spreads the chains as evenly as possible; when
 they do not fill every device equally, the devices with fewer chains run
 copies of their own last chain as padding, which is dropped afterwards.
 
 :func:`run_chains` puts it together: it checks the arguments, accepts one
 initial value per chain, keeps the chain axis first in the samples (as R-hat
-needs) and reports what it did. :func:`estimate_memory` says how much memory the
-draws and the data take per device. How much of a run was compilation comes
+needs) and reports what it did, XLA's own count of one device's memory
+included. :func:`estimate_memory` says how much memory the draws and the data
+take per device. How much of a run was compilation comes
 from :class:`parallel_mcmc.timing.CompileLog`.
 """
 
@@ -118,24 +120,41 @@ def plan_chains(num_chains: int, devices: Sequence | None = None) -> ChainPlan:
     return ChainPlan(num_chains, tuple(d for d, _ in used), tuple(c for _, c in used))
 
 
-def shard_chains(plan: ChainPlan, axis_name: str = "chains") -> Callable:
-    """A NumPyro ``chain_method``: ``shard_map`` of ``vmap`` over the plan's devices.
+INNER = ("vmap", "map")
+
+
+def shard_chains(plan: ChainPlan, axis_name: str = "chains", inner: str = "vmap") -> Callable:
+    """A NumPyro ``chain_method``: ``shard_map`` over the plan's devices of ``vmap`` or ``lax.map``.
 
     NumPyro calls ``chain_method(f)(args)``, where ``f`` runs one chain and every
     array in ``args`` has the chains on its leading axis. The returned callable
-    reorders those rows into device slots (adding the padding), runs
-    ``vmap(f)`` on each device's block inside ``shard_map`` over a mesh with
-    ``Auto`` axis ``axis_name``, and reads the real chains back in order.
+    reorders those rows into device slots (adding the padding), runs each
+    device's block inside ``shard_map`` over a mesh with ``Auto`` axis
+    ``axis_name``, and reads the real chains back in order. ``inner`` says how a
+    device runs its block: ``"vmap"`` moves its chains in lockstep (each step
+    waits for the longest trajectory; the choice for a GPU), ``"map"`` runs
+    them one after another with ``lax.map`` (no chain waits; the choice for a
+    CPU, whose cores a batch of chains does not fill). The compiled program's
+    memory statistics for one device are kept in ``chain_method.memory`` after
+    a run.
     """
     if not isinstance(plan, ChainPlan):
         raise TypeError(f"plan must be a ChainPlan from plan_chains(), got {type(plan).__name__}.")
+    if inner not in INNER:
+        raise ValueError(f"inner must be 'vmap' (chains in lockstep) or 'map' (one after another), got {inner!r}.")
     mesh = Mesh(np.asarray(plan.devices), (axis_name,), axis_types=(AxisType.Auto,))
     slots, real = plan.slot_index(), plan.real_slots()
 
     def chain_method(per_chain: Callable) -> Callable:
+        def block(chains):
+            return jax.vmap(per_chain)(chains) if inner == "vmap" else jax.lax.map(per_chain, chains)
+
+        # the program keeps the per-chain function's name (NumPyro's _single_chain_mcmc) in compile logs
+        block.__name__ = getattr(per_chain, "__name__", getattr(getattr(per_chain, "func", None), "__name__", "block"))
+
         mapped = jax.jit(
             jax.shard_map(
-                jax.vmap(per_chain), mesh=mesh, in_specs=P(axis_name), out_specs=P(axis_name),
+                block, mesh=mesh, in_specs=P(axis_name), out_specs=P(axis_name),
                 check_vma=False,  # NumPyro starts some while-loop carries as constants, the same on every device
             )
         )
@@ -147,11 +166,15 @@ def shard_chains(plan: ChainPlan, axis_name: str = "chains") -> Callable:
                     f"The plan is for {plan.num_chains} chains but NumPyro passed arrays with leading "
                     f"axes {sorted(leading)}; make the plan with the MCMC's num_chains."
                 )
-            out = mapped(jax.tree.map(lambda x: x[slots], args))
-            return jax.tree.map(lambda x: x[real], out)
+            placed = jax.tree.map(lambda x: x[slots], args)
+            # compiled ahead of time (once, as a call would) so that XLA's memory count of the program is kept
+            compiled = mapped.lower(placed).compile()
+            chain_method.memory = compiled.memory_analysis()
+            return jax.tree.map(lambda x: x[real], compiled(placed))
 
         return run
 
+    chain_method.memory = None
     return chain_method
 
 
@@ -201,7 +224,10 @@ class ChainRun:
     ``(num_chains, num_samples, *site_shape)``. ``mcmc`` is NumPyro's ``MCMC``
     object (for ``az.from_numpyro``), ``plan`` the chain layout, ``seconds``
     the wall time of the run and ``compile_seconds`` the part of it JAX spent
-    compiling.
+    compiling. ``memory`` is XLA's ``CompiledMemoryStats`` of the sampling
+    program, for one device: its arguments, its outputs (the draws of the
+    device's chains, padding included, and their final states) and its scratch
+    space (``temp_size_in_bytes``).
     """
 
     samples: dict[str, np.ndarray]
@@ -210,6 +236,7 @@ class ChainRun:
     seconds: float
     compile_seconds: float = 0.0
     extra_fields: dict[str, np.ndarray] = field(default_factory=dict)
+    memory: Any = None
 
     def to_arviz(self):
         """An ArviZ ``InferenceData`` with the chain axis kept."""
@@ -227,6 +254,7 @@ def run_chains(
     devices: Sequence | None = None,
     kernel: Any = None,
     extra_fields: tuple[str, ...] = (),
+    inner: str = "vmap",
     **model_kwargs: Any,
 ) -> ChainRun:
     """Run ``num_chains`` chains of NUTS (or ``kernel``) on ``devices`` with one ``MCMC.run``.
@@ -235,7 +263,8 @@ def run_chains(
     uses the ``i``-th of NumPyro's keys split from ``rng_key`` and, if given,
     row ``i`` of each array in ``init_params`` (unconstrained values, shape
     ``(num_chains, *site_shape)``, also for a single chain), whatever the
-    number of devices.
+    number of devices. ``inner`` is how each device runs its chains
+    (:func:`shard_chains`): ``"vmap"`` in lockstep, ``"map"`` one after another.
     """
     num_chains = whole_number("num_chains", num_chains, 1)
     num_warmup = whole_number("num_warmup", num_warmup, 0)
@@ -243,6 +272,7 @@ def run_chains(
     if not callable(model):
         raise TypeError(f"model must be a NumPyro model function, got {type(model).__name__}.")
     plan = plan_chains(num_chains, devices)
+    chain_method = shard_chains(plan, inner=inner)
     if init_params is not None:
         check_init_params(init_params, latent_shapes(model, *model_args, **model_kwargs), num_chains)
         init_params = {k: jax.numpy.asarray(v) for k, v in init_params.items()}
@@ -251,7 +281,7 @@ def run_chains(
     kernel = NUTS(model) if kernel is None else kernel
     mcmc = MCMC(
         kernel, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
-        chain_method=shard_chains(plan), progress_bar=False,
+        chain_method=chain_method, progress_bar=False,
     )
     with CompileLog() as log:
         start = time.perf_counter()
@@ -262,7 +292,7 @@ def run_chains(
     return ChainRun(
         samples={k: np.asarray(v) for k, v in samples.items()},
         mcmc=mcmc, plan=plan, seconds=seconds, compile_seconds=log.seconds,
-        extra_fields={k: np.asarray(v) for k, v in extras.items()},
+        extra_fields={k: np.asarray(v) for k, v in extras.items()}, memory=chain_method.memory,
     )
 
 

@@ -67,6 +67,39 @@ def test_shard_chains_maps_and_keeps_order():
         method(lambda a: a)(jnp.arange(4.0))
     with pytest.raises(TypeError, match="ChainPlan"):
         shard_chains((2, 1))
+    assert method.memory.output_size_in_bytes >= plan.per_device * 4  # one device: its slots, padding included
+
+
+def test_shard_chains_inner_map_runs_chains_one_after_another():
+    plan = plan_chains(3, jax.devices()[:2])
+    calls = []
+
+    def per_chain(x):
+        calls.append(np.shape(x))  # traced once: the shape one call sees
+        return x * 2.0
+
+    by_map = shard_chains(plan, inner="map")(per_chain)(jnp.arange(3.0))
+    np.testing.assert_allclose(by_map, [0.0, 2.0, 4.0])
+    assert calls == [()], calls  # lax.map hands the function one chain, not a batch
+    calls.clear()
+    shard_chains(plan, inner="vmap")(per_chain)(jnp.arange(3.0))
+    assert calls == [()], calls  # vmap traces it per chain too, but runs them as one batch
+    with pytest.raises(ValueError, match="'vmap' .*'map'"):
+        shard_chains(plan, inner="pmap")
+
+
+def test_shard_chains_keeps_the_per_chain_function_name():
+    from functools import partial
+
+    from parallel_mcmc.timing import CompileLog
+
+    def _one_chain(x, scale):
+        return x * scale
+
+    plan = plan_chains(2, jax.devices()[:1])
+    with CompileLog() as log:
+        shard_chains(plan, inner="map")(partial(_one_chain, scale=3.0))(jnp.arange(2.0))
+    assert log.compiled["jit(_one_chain)"] == 1, dict(log.compiled)
 
 
 def test_latent_shapes_and_init_checks():
