@@ -66,6 +66,7 @@ __all__ = [
     "collective_calls",
     "collective_cost",
     "split_call_time",
+    "crossover",
 ]
 
 
@@ -363,7 +364,8 @@ def collective_cost(timings: Any, calls: int = 50) -> float:
     return max(timings["collective between work"].best - timings["work alone"].best, 0.0) / calls
 
 
-def split_call_time(work_seconds: float, num_devices: int, cores: float, fixed_seconds: float) -> float:
+def split_call_time(work_seconds: float, num_devices: int, cores: float, fixed_seconds: float,
+                    cores_busy: float = 1.0) -> float:
     """One call whose work is split into ``num_devices`` equal pieces on devices that share ``cores`` cores.
 
     ``work_seconds`` is one piece's work alone on one device, with the call's own
@@ -373,8 +375,45 @@ def split_call_time(work_seconds: float, num_devices: int, cores: float, fixed_s
     pieces run at once (:func:`concurrent`), after the fixed cost: small work
     pays the fixed cost and gains little, large work gains up to
     ``min(num_devices, cores)``.
+
+    ``cores_busy``: the cores one piece keeps busy alone on one device (its
+    :attr:`~parallel_mcmc.timing.Timing.cores_busy`; XLA's CPU backend spreads a
+    large operation over threads). A piece's CPU work is then its time times
+    that, and the pieces' CPU work together shares the cores:
+    ``max(work, num_devices * work * cores_busy / cores)``, so large work gains
+    only up to ``cores / cores_busy``. The default, 1, is the concurrent rule's
+    one core a piece. Readings below 1 (a busy machine) count as 1 and readings
+    above ``cores`` as ``cores``. A reading that counts threads waiting actively
+    overstates the work: a run that beats this prediction says so.
     """
     work_seconds = real_number("work_seconds", work_seconds, least=0)
     num_devices = whole_number("num_devices", num_devices, 1)
     fixed_seconds = real_number("fixed_seconds", fixed_seconds, least=0)
-    return fixed_seconds + concurrent([work_seconds] * num_devices, cores)
+    cores = real_number("cores", cores, above=0)
+    busy = min(max(real_number("cores_busy", cores_busy, above=0), 1.0), cores)
+    return fixed_seconds + max(work_seconds, num_devices * work_seconds * busy / cores)
+
+
+def crossover(sizes: Sequence[float], speedups: Sequence[float]) -> float | None:
+    """The size at which a speedup first rises above 1, from a sweep: ``speedups[i]`` measured or predicted at
+    ``sizes[i]`` (increasing).
+
+    Between the two sizes where it first goes from at most 1 to above 1, the
+    crossing is interpolated linearly in log size and log speedup (a sweep on
+    a log grid). Returns ``sizes[0]`` when the speedup is above 1 from the
+    first size (the crossover lies at or below it), ``None`` when it is above
+    1 at none of them.
+    """
+    x = [real_number("size", v, above=0) for v in sizes]
+    s = [real_number("speedup", v, above=0) for v in speedups]
+    if len(x) != len(s) or not x:
+        raise ValueError("sizes and speedups must be non-empty and of equal length.")
+    if any(b <= a for a, b in zip(x, x[1:])):
+        raise ValueError(f"sizes must be increasing, got {list(sizes)}.")
+    if s[0] > 1:
+        return x[0]
+    for (x0, s0), (x1, s1) in zip(zip(x, s), zip(x[1:], s[1:])):
+        if s0 <= 1 < s1:
+            t = -math.log(s0) / (math.log(s1) - math.log(s0))
+            return float(math.exp(math.log(x0) + t * (math.log(x1) - math.log(x0))))
+    return None

@@ -195,3 +195,42 @@ def test_split_call_time_refuses_nonsense():
         cm.split_call_time(1e-3, 0, 2, 0.0)
     with pytest.raises(ValueError):
         cm.split_call_time(1e-3, 2, 2, -1.0)
+
+
+def test_split_call_time_counts_the_cores_one_piece_keeps_busy():
+    # two pieces of 3 ms, each keeping 1.5 of 2 cores busy alone: 9 ms of CPU over 2 cores
+    assert cm.split_call_time(3e-3, 2, 2, 1e-4, cores_busy=1.5) == pytest.approx(1e-4 + 4.5e-3)
+    # a piece that keeps both cores busy leaves nothing to gain: two pieces take twice one
+    assert cm.split_call_time(3e-3, 2, 2, 0.0, cores_busy=2.0) == pytest.approx(6e-3)
+    # one core a piece is the concurrent rule; a reading below 1 (a busy machine) counts as 1, above cores as cores
+    assert cm.split_call_time(3e-3, 2, 2, 1e-4, cores_busy=1.0) == cm.split_call_time(3e-3, 2, 2, 1e-4)
+    assert cm.split_call_time(3e-3, 2, 2, 1e-4, cores_busy=0.6) == pytest.approx(3.1e-3)
+    assert cm.split_call_time(3e-3, 2, 2, 0.0, cores_busy=3.0) == pytest.approx(6e-3)
+    # with more cores than pieces need, the longest piece decides
+    assert cm.split_call_time(3e-3, 2, 8, 0.0, cores_busy=1.5) == pytest.approx(3e-3)
+    with pytest.raises(ValueError):
+        cm.split_call_time(3e-3, 2, 2, 0.0, cores_busy=0.0)
+
+
+def test_crossover_interpolates_where_the_speedup_first_rises_above_one():
+    # from 0.5 at 100 to 2 at 10,000: 1 lies halfway in log size and log speedup, at 1,000
+    assert cm.crossover([100, 10_000], [0.5, 2.0]) == pytest.approx(1_000)
+    # the first rise counts, not a later one, nor the sizes where it stays below 1
+    assert cm.crossover([1, 10, 100, 1_000], [0.2, 0.5, 2.0, 0.8]) == pytest.approx(10 * 10**0.5)
+    # exactly 1 is no gain
+    assert cm.crossover([1, 10], [1.0, 1.0]) is None
+    # above 1 from the first size: the crossover lies at or below it
+    assert cm.crossover([10, 100], [1.2, 1.5]) == 10
+    # never above 1
+    assert cm.crossover([10, 100, 1_000], [0.3, 0.9, 0.99]) is None
+
+
+def test_crossover_refuses_nonsense():
+    with pytest.raises(ValueError):
+        cm.crossover([], [])
+    with pytest.raises(ValueError):
+        cm.crossover([1, 10], [0.5])
+    with pytest.raises(ValueError):
+        cm.crossover([10, 1], [0.5, 2.0])
+    with pytest.raises(ValueError):
+        cm.crossover([1, 10], [0.0, 2.0])
