@@ -337,3 +337,39 @@ def test_layer_checks_enforce_every_device(data_mesh):
     xs, Wr, br = jax.device_put(x, rows), jax.device_put(W, rep), jax.device_put(b, rep)
     out = jax.jit(layer)(xs, Wr, br)
     rejects(check.data_parallel_layer, out, xs, Wr, br, match="has 4 device.*shows 8: use all of them")
+
+
+def _trips(steps, num_devices):
+    steps = np.asarray(steps)
+    return (np.full(num_devices, steps.max(axis=0).sum()),
+            np.array([b.max(axis=0).sum() for b in np.array_split(steps, num_devices)]))
+
+
+def test_device_trips_accepts_the_solution_in_numpy_and_jnp(capsys):
+    check.device_trips(_trips)
+    check.device_trips(lambda s, d: (jnp.full(d, jnp.max(s, axis=0).sum()),
+                                     jnp.stack([jnp.max(b, axis=0).sum() for b in jnp.array_split(s, d)])))
+    assert capsys.readouterr().out.count("✔") == 2
+
+
+def test_device_trips_on_a_given_case():
+    steps = np.array([[3, 1], [1, 3], [2, 2]])
+    check.device_trips(_trips, cases=[(steps, 2)])  # device 0: chains 0, 1 (3 + 3); device 1: chain 2 (2 + 2)
+    with pytest.raises(AssertionError, match=r"expected \[6, 4\]"):
+        check.device_trips(lambda s, d: (_trips(s, d)[0], np.array([6, 5])), cases=[(steps, 2)])
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda s, d: _trips(s, d)[::-1], "swapped"),
+    (lambda s, d: (_trips(s, d)[1], _trips(s, d)[1]), "one global count"),
+    (lambda s, d: (_trips(s, d)[0], [b.max(axis=1).sum() for b in np.array_split(s, d)]), "over draws"),
+    (lambda s, d: (_trips(s, d)[0], [b.sum() for b in np.array_split(s, d)]), "added up"),
+    (lambda s, d: (_trips(s, d)[0], np.asarray(s).reshape(d, -1, np.shape(s)[1]).max(axis=1).sum(axis=1)),
+     "cannot reshape|expected|under jit right"),  # equal blocks only: fails on an uneven split
+    (lambda s, d: _trips(s, d)[0], "two arrays|shapes"),
+])
+def test_device_trips_rejects_plausible_wrong_answers(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        check.device_trips(wrong)
+    with pytest.raises(AssertionError, match="function itself"):
+        check.device_trips(_trips(np.ones((2, 2)), 2))

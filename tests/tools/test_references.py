@@ -68,6 +68,11 @@ REFERENCES = {
         (lambda L, s, i: L.max(axis=0).sum() * s / (L.sum(axis=1).mean() * i), "average total|expected"),
         (lambda L, s, i: references.machine_speedup(L, 1.0, 1.0), "steps alone|expected"),
     ]),
+    "parallel_mcmc.exercises.sharding_lab.device_trips": (references.device_trips, False, [
+        (lambda s, d: references.device_trips(s, d)[::-1], "swapped"),
+        (lambda s, d: (references.device_trips(s, d)[1], references.device_trips(s, d)[1]), "one global count"),
+        (lambda s, d: (references.device_trips(s, d)[0], [b.sum() for b in np.array_split(s, d)]), "added up"),
+    ]),
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": (references.my_chains, False, [
         (_strided, "every"),
         (_never_refuses, "cannot be split evenly"),

@@ -17,7 +17,7 @@ from parallel_mcmc.models import sinusoid
 
 from .harness import Argument
 
-__all__ = ["ideal_speedup", "lockstep_efficiency", "machine_speedup", "my_chains", "gaussian_consensus", "log_prob_noise", "pair_acceptance",
+__all__ = ["ideal_speedup", "lockstep_efficiency", "machine_speedup", "device_trips", "my_chains", "gaussian_consensus", "log_prob_noise", "pair_acceptance",
            "UNSEEN", "CALLS", "unseen"]
 
 
@@ -37,6 +37,13 @@ def machine_speedup(lengths: np.ndarray, step_cost: float, iteration_cost: float
     largest total of one chain, each at its cost per step."""
     lengths = np.asarray(lengths)
     return float(lengths.max(axis=0).sum() * step_cost / (lengths.sum(axis=1).max() * iteration_cost))
+
+
+def device_trips(steps: np.ndarray, num_devices: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each device's loop trips: under jit(vmap) the slowest chain anywhere, under shard_map its own, per draw."""
+    steps = np.asarray(steps)
+    return (np.full(num_devices, steps.max(axis=0).sum()),
+            np.array([block.max(axis=0).sum() for block in np.array_split(steps, num_devices)]))
 
 
 def my_chains(process_id: int, num_processes: int, num_chains: int) -> list[int]:
@@ -100,6 +107,16 @@ def _machine_speedup(rng: np.random.Generator) -> dict:
         lengths = rng.geometric(1 / float(rng.uniform(2, 20)), size=(int(rng.integers(2, 9)), int(rng.integers(2, 9))))
         step = float(rng.uniform(1e-6, 1e-4))
         cases.append((lengths, step, step * float(rng.uniform(1.05, 2.0))))
+    return {"cases": cases}
+
+
+def _device_trips(rng: np.random.Generator) -> dict:
+    cases = []
+    for _ in range(4):
+        num_devices = int(rng.integers(2, 6))
+        num_chains = num_devices * int(rng.integers(1, 4)) + int(rng.integers(0, num_devices))  # uneven ones too
+        cases.append((rng.geometric(1 / float(rng.uniform(2, 20)), size=(num_chains, int(rng.integers(2, 9)))),
+                      num_devices))
     return {"cases": cases}
 
 
@@ -184,6 +201,7 @@ UNSEEN: dict[str, Callable[[np.random.Generator], dict[str, Any]]] = {
     "parallel_mcmc.exercises.getting_started.ideal_speedup": _ideal,
     "parallel_mcmc.exercises.parallel_chains.lockstep_efficiency": _lockstep,
     "parallel_mcmc.exercises.parallel_chains.machine_speedup": _machine_speedup,
+    "parallel_mcmc.exercises.sharding_lab.device_trips": _device_trips,
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": _my_chains,
     "parallel_mcmc.exercises.beyond_one_machine.combine_chains": _combine,
     "parallel_mcmc.exercises.numpyro.split_compile": _split_compile,
@@ -221,6 +239,7 @@ CALLS: dict[str, tuple[int, Callable[[dict], list[tuple]]]] = {
     "parallel_mcmc.exercises.parallel_chains.lockstep_efficiency": (0, lambda kw: [(np.asarray(s).copy(),) for s, _ in kw["cases"]]),
     "parallel_mcmc.exercises.parallel_chains.machine_speedup": (
         0, lambda kw: [(np.asarray(lengths).copy(), step, iteration) for lengths, step, iteration in kw["cases"]]),
+    "parallel_mcmc.exercises.sharding_lab.device_trips": (0, lambda kw: [(np.asarray(s).copy(), d) for s, d in kw["cases"]]),
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": (0, lambda kw: [tuple(a) for a, _ in kw["cases"]] + [tuple(a) for a in kw["uneven"]]),
     "parallel_mcmc.exercises.beyond_one_machine.combine_chains": (0, _combine_calls),
     "parallel_mcmc.exercises.numpyro.split_compile": (0, _split_calls),
