@@ -59,6 +59,7 @@ __all__ = [
     "sharded_time",
     "pool_time",
     "pool_run_time",
+    "chunked_pool_run_time",
     "map_chunksize",
     "Prediction",
     "predict",
@@ -242,6 +243,37 @@ def pool_run_time(
         )
         for n in tasks_per_map
     )
+
+
+def chunked_pool_run_time(
+    tasks_per_map: Sequence[int],
+    task_seconds: float,
+    ranks: int,
+    cores: float,
+    *,
+    round_overhead: float = 0.0,
+) -> float:
+    """A run through a pool that cuts every map into one fixed contiguous chunk per rank, sent in one message.
+
+    The book's ``SharingMPIPool`` works so: each of the ``ranks`` (the master
+    one of them) gets ``ceil(n / ranks)`` or ``floor(n / ranks)`` of a map's
+    ``n`` equal tasks at once, and the map ends when the last chunk is back.
+    ``round_overhead`` is the measured fixed cost of one map whatever its work
+    (sending the chunks, waking the ranks that wait, the answers coming back):
+    the time of a map of tasks that do no work. A map lasts that plus the
+    largest chunk's work, and no less than that plus all its work spread over
+    ``cores``. Nothing is balanced: tasks of unequal cost make the chunk with
+    the dear ones last longer, which this best case does not count.
+    """
+    tasks_per_map = [whole_number("tasks in a map", n, 1) for n in tasks_per_map]
+    if not tasks_per_map:
+        raise ValueError("tasks_per_map is empty: pass the task count of every map the run made.")
+    ranks = whole_number("ranks", ranks, 1)
+    task_seconds = real_number("task_seconds", task_seconds, least=0)
+    cores = real_number("cores", cores, above=0)
+    round_overhead = real_number("round_overhead", round_overhead, least=0)
+    return sum(round_overhead + max(math.ceil(n / ranks) * task_seconds, n * task_seconds / cores)
+               for n in tasks_per_map)
 
 
 @dataclass(frozen=True)

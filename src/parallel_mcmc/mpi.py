@@ -13,6 +13,9 @@ alike. Two pools turn the ranks into something with a ``map`` method:
   whole chunk in one message, and a rank with nothing to do sleeps between
   looks at its mailbox instead of spinning. ``-n k`` ranks give ``k``
   workers.
+- :class:`FuturesPool` is ``mpi4py.futures.MPIPoolExecutor`` with the
+  ``map`` emcee calls: rank 0 runs the program, the other ranks serve tasks
+  one at a time; start it with ``mpiexec -n k+1 python -m mpi4py.futures``.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from .validate import real_number, whole_number
 __all__ = [
     "MPIPoolClosingOnce",
     "SharingMPIPool",
+    "FuturesPool",
     "IDLE_SLEEP",
     "MPIWorkerError",
     "contiguous_chunks",
@@ -220,6 +224,49 @@ class SharingMPIPool(BasePool):
         self._open = False
         for rank in range(1, self.size):
             self.comm.send(None, dest=rank, tag=_STOP)
+
+
+class FuturesPool:
+    """``mpi4py.futures.MPIPoolExecutor`` as an emcee pool: ``map`` returns a list, ``size`` counts the workers.
+
+    Start the program with ``mpiexec -n k+1 python -m mpi4py.futures -m your.module``
+    (or ``... -m mpi4py.futures your_script.py``): rank 0 runs it, and ranks
+    1..k wait in mpi4py's server for tasks. The executor sends one task
+    (``(func, args, kwargs)``, pickled) at a time to an idle worker. Its
+    waiting ranks sleep between looks at their mailbox, each sleep twice the
+    last, up to ``backoff`` seconds (mpi4py's default: 1 ms). ``size`` is the
+    number of workers, ``k``. Use it as a context manager, or call
+    :meth:`close`, which shuts the executor down once.
+    """
+
+    def __init__(self, backoff: float | None = None):
+        from mpi4py.futures import MPIPoolExecutor
+
+        options = {} if backoff is None else {"backoff": real_number("backoff", backoff, least=0, of=" of seconds")}
+        self.executor = MPIPoolExecutor(**options)
+        self.size = self.executor.num_workers  # waits until the workers are there
+        if self.size < 1:
+            raise ValueError(
+                "FuturesPool found no workers. Start the program as `mpiexec -n 3 python -m mpi4py.futures "
+                "-m your.module` (3 ranks: the program and 2 workers)."
+            )
+
+    def is_master(self) -> bool:
+        return True  # only rank 0 runs the program under `python -m mpi4py.futures`
+
+    def map(self, func: Callable[[Any], Any], iterable: Iterable[Any]) -> list[Any]:
+        """``[func(x) for x in iterable]``, one task per message, the results in the order of the tasks."""
+        return list(self.executor.map(func, iterable))
+
+    def close(self) -> None:
+        """Shut the executor down (waiting for its tasks); later calls do nothing."""
+        self.executor.shutdown(wait=True)
+
+    def __enter__(self) -> "FuturesPool":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
 
 class MPIExecNotFound(FileNotFoundError):

@@ -197,6 +197,29 @@ def test_split_call_time_refuses_nonsense():
         cm.split_call_time(1e-3, 2, 2, -1.0)
 
 
+def test_chunked_pool_run_time_is_the_fixed_cost_then_the_largest_chunk_of_each_map():
+    # 16 tasks of 1 ms over 2 ranks: 8 ms a map, after 0.5 ms of fixed cost; 32 tasks: 16 ms
+    assert cm.chunked_pool_run_time([32, 16, 16], 1e-3, 2, 2, round_overhead=5e-4) == pytest.approx(
+        16.5e-3 + 2 * 8.5e-3)
+    # 15 tasks over 2 ranks: the larger chunk has 8
+    assert cm.chunked_pool_run_time([15], 1e-3, 2, 2) == pytest.approx(8e-3)
+    # 4 ranks on 2 cores share them: the work over the cores decides, not the chunk
+    assert cm.chunked_pool_run_time([16], 1e-3, 4, 2) == pytest.approx(8e-3)
+    # no work: the fixed cost alone, once a map
+    assert cm.chunked_pool_run_time([16] * 3, 0.0, 2, 2, round_overhead=1e-3) == pytest.approx(3e-3)
+    # one rank is a serial run
+    assert cm.chunked_pool_run_time([16], 1e-3, 1, 2) == pytest.approx(16e-3)
+
+
+def test_chunked_pool_run_time_refuses_nonsense():
+    with pytest.raises(ValueError):
+        cm.chunked_pool_run_time([], 1e-3, 2, 2)
+    with pytest.raises(ValueError):
+        cm.chunked_pool_run_time([16], 1e-3, 0, 2)
+    with pytest.raises(ValueError):
+        cm.chunked_pool_run_time([16], 1e-3, 2, 2, round_overhead=-1.0)
+
+
 def test_split_call_time_counts_the_cores_one_piece_keeps_busy():
     # two pieces of 3 ms, each keeping 1.5 of 2 cores busy alone: 9 ms of CPU over 2 cores
     assert cm.split_call_time(3e-3, 2, 2, 1e-4, cores_busy=1.5) == pytest.approx(1e-4 + 4.5e-3)

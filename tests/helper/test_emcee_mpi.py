@@ -1,7 +1,8 @@
 """parallel_mcmc.emcee_mpi, the MPI chapter's program: its pieces in this process (fixed starting points and
 random state, the serial reference chain, one CPU clock per rank, the command line), then the program under
-mpiexec, which draws the serial chain with 3 ranks of schwimmbad's pool (2 workers and a master) and with
-2 ranks of the sharing pool (2 workers, the master one of them), and refuses to run on one rank."""
+mpiexec, which draws the serial chain at every cost it is given with 3 ranks of schwimmbad's pool (2 workers and a
+master), with 2 ranks of the sharing pool (2 workers, the master one of them) and with 3 ranks of mpi4py's
+MPIPoolExecutor, saves the calibration of the cost model, and refuses to run on one rank."""
 
 from __future__ import annotations
 
@@ -84,7 +85,37 @@ def test_cpu_by_rank_says_when_a_rank_answered_twice():
 
 
 def test_the_pools_the_command_line_offers():
-    assert emcee_mpi.POOLS == {"schwimmbad": mpi.MPIPoolClosingOnce, "sharing": mpi.SharingMPIPool}
+    assert emcee_mpi.POOLS == {"schwimmbad": mpi.MPIPoolClosingOnce, "sharing": mpi.SharingMPIPool,
+                               "mpi4py": mpi.FuturesPool}
+
+
+def test_task_function_is_emcees_wrapper_with_the_data_in_args():
+    import pickle
+
+    from emcee.ensemble import _FunctionWrapper
+
+    plain, data = emcee_mpi.task_function(0.0), emcee_mpi.data_for(80_000)
+    with_data = emcee_mpi.task_function(0.0, data)
+    assert isinstance(plain, _FunctionWrapper) and plain.args == [] and plain.kwargs == {"cost": 0.0}
+    assert with_data.args[0] is data and data.nbytes == 80_000 and data.shape[1] == emcee_mpi.NUM_DIM
+    theta = emcee_mpi.initial_walkers()[0]
+    assert plain(theta) == pools.busy_log_prob(theta, 0.0)
+    assert with_data(theta) == pools.log_prob_with_data(theta, data, 0.0)
+    # the data travel in every pickled task; without them a task is a few hundred bytes
+    assert len(pickle.dumps((with_data, theta))) > data.nbytes > 100 * len(pickle.dumps((plain, theta)))
+    np.testing.assert_array_equal(emcee_mpi.data_for(80_000), data)  # fixed data
+
+
+def test_uneven_costs_put_the_work_in_the_first_half():
+    assert emcee_mpi.uneven_costs(4, 1e-3) == [1e-3, 1e-3, 0.0, 0.0]
+    assert emcee_mpi.uneven_costs(5, 2e-3) == [2e-3, 2e-3, 0.0, 0.0, 0.0]
+    assert emcee_mpi.uneven_costs(16) == [emcee_mpi.UNEVEN_COST] * 8 + [0.0] * 8
+
+
+def test_main_refuses_negative_costs(capsys, tmp_path):
+    with pytest.raises(SystemExit) as info:
+        emcee_mpi.main([str(tmp_path / "out.npz"), "--data-bytes=-5"])
+    assert info.value.code == 2 and "must not be negative" in capsys.readouterr().err
 
 
 def test_main_refuses_an_unknown_pool(capsys, tmp_path):
@@ -98,10 +129,14 @@ def test_main_refuses_an_unknown_pool(capsys, tmp_path):
 # ---------------------------------------------------------------- the program under mpiexec
 
 
-def run_mpi(tmp_path, name, ranks=3, steps=4, pool="schwimmbad", launcher=True):
+COSTS = (0.0005, 0.002)
+
+
+def run_mpi(tmp_path, name, ranks=3, steps=4, pool="schwimmbad", launcher=True, data_bytes=0):
     out = tmp_path / f"{name}.npz"
-    command = [sys.executable, "-m", "parallel_mcmc.emcee_mpi", str(out),
-               "--pool", pool, "--steps", str(steps), "--repeats", "1"]
+    command = [sys.executable, *(["-m", "mpi4py.futures"] if pool == "mpi4py" else []), "-m",
+               "parallel_mcmc.emcee_mpi", str(out), "--pool", pool, "--steps", str(steps), "--repeats", "1",
+               "--costs", *map(str, COSTS), "--data-bytes", str(data_bytes)]
     if launcher:
         command = [mpi.find_mpiexec(), "-n", str(ranks)] + command
     done = subprocess.run(command, capture_output=True, text=True, timeout=240)
@@ -109,37 +144,62 @@ def run_mpi(tmp_path, name, ranks=3, steps=4, pool="schwimmbad", launcher=True):
 
 
 @pytest.fixture(scope="module")
-def serial_chain():
-    return emcee_mpi.run_serial(4, 0.002).get_chain()
+def serial_chains():
+    return [emcee_mpi.run_serial(4, c).get_chain() for c in COSTS]
 
 
-def test_mpi_example_with_three_ranks(tmp_path, serial_chain):
+def check_saved(result, pool, serial_chains, ranks):
+    assert str(result["pool"]) == pool
+    assert int(result["workers"]) == 2
+    np.testing.assert_array_equal(result["costs"], COSTS)
+    for chain, serial in zip(result["chains"], serial_chains, strict=True):
+        np.testing.assert_array_equal(chain, serial)
+    assert result["times"].shape == result["master_cpu"].shape == (len(COSTS), 1) and np.all(result["times"] > 0)
+    assert result["first_time"].shape == (len(COSTS),)
+    assert list(result["tasks_per_map"]) == [32] + [16] * 8  # the start, then two half-ensembles a step
+    assert int(result["log_prob_calls"]) == emcee_mpi.NUM_WALKERS * (4 + 1)
+    assert int(result["round_tasks"]) == 16 and result["no_work_round"].shape == (1,)
+    # a round of tasks that do no work is far shorter than a run
+    assert 0 < result["no_work_round"][0] < result["times"].min()
+    assert result["uneven_costs"].tolist() == emcee_mpi.uneven_costs(16)
+    # the uneven round has 8 ms of work: two workers need at least 4 ms of it
+    assert result["uneven_round"][0] >= 0.004
+    assert list(result["ranks"]) == ranks and np.all(result["rank_cpu"] > 0)
+    assert float(result["timed_seconds"]) >= result["times"].sum() + result["no_work_round"].sum()
+    assert float(result["master_cpu_total"]) > 0
+
+
+def test_mpi_example_with_three_ranks(tmp_path, serial_chains):
     # Twice: schwimmbad's own MPIPool ended with rank 0 killed in about a third of such runs here.
     for attempt in range(2):
-        done, out = run_mpi(tmp_path, f"run{attempt}")
+        done, out = run_mpi(tmp_path, f"run{attempt}", data_bytes=40_000 * attempt)
         assert done.returncode == 0, f"mpiexec failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
         result = np.load(out)
-        assert str(result["pool"]) == "schwimmbad"
-        assert int(result["workers"]) == 2, "3 ranks must give 2 workers (rank 0 is the master)"
-        np.testing.assert_array_equal(result["chain"], serial_chain)
-        assert result["times"].shape == (1,) and result["times"][0] > 0
-        assert result["master_cpu"].shape == (1,)
-        assert list(result["ranks"]) == [1, 2] and np.all(result["rank_cpu"] > 0)
-        assert int(result["log_prob_calls"]) == emcee_mpi.NUM_WALKERS * (4 + 1)  # the start, then 4 steps
+        check_saved(result, "schwimmbad", serial_chains, ranks=[1, 2])
+        if attempt:  # the data travel with each task
+            assert int(result["data_bytes"]) == 40_000 < int(result["data_task_bytes"])
+            assert result["data_round"].shape == (1,) and result["data_round"][0] > 0
+        else:
+            assert int(result["data_bytes"]) == 0 and result["data_round"].shape == (0,)
 
 
-def test_mpi_example_sharing_pool_with_two_ranks(tmp_path, serial_chain):
+def test_mpi_example_sharing_pool_with_two_ranks(tmp_path, serial_chains):
     done, out = run_mpi(tmp_path, "sharing", ranks=2, pool="sharing")
     assert done.returncode == 0, f"mpiexec failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
     assert done.stderr == "", done.stderr[-2000:]
     result = np.load(out)
-    assert str(result["pool"]) == "sharing"
-    assert int(result["workers"]) == 2, "2 ranks of the sharing pool are 2 workers (the master is one of them)"
-    np.testing.assert_array_equal(result["chain"], serial_chain)
-    assert list(result["tasks_per_map"]) == [32] + [16] * 8  # the start, then two half-ensembles a step
-    assert int(result["log_prob_calls"]) == 32 * 5
-    assert list(result["ranks"]) == [0, 1] and np.all(result["rank_cpu"] > 0)
-    assert 0 <= float(result["master_wait_cpu"]) and 0 <= float(result["master_wait_seconds"]) < result["times"][0]
+    check_saved(result, "sharing", serial_chains, ranks=[0, 1])
+    assert 0 <= float(result["master_wait_cpu"]) and 0 <= float(result["master_wait_seconds"]) < result["timed_seconds"]
+    # the sharing pool's fixed chunks: all 8 ms of the uneven round fall on one rank
+    assert result["uneven_round"][0] >= 0.008
+
+
+def test_mpi_example_with_mpi4pys_pool_executor(tmp_path, serial_chains):
+    done, out = run_mpi(tmp_path, "futures", ranks=3, pool="mpi4py")
+    assert done.returncode == 0, f"mpiexec failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+    result = np.load(out)
+    check_saved(result, "mpi4py", serial_chains, ranks=[1, 2])
+    assert np.isnan(float(result["master_wait_seconds"]))  # only the sharing pool counts its waiting
 
 
 def test_sharing_pool_needs_two_ranks(tmp_path):
