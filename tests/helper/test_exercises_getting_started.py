@@ -2,6 +2,7 @@
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
@@ -75,3 +76,71 @@ def test_ideal_speedup_on_unseen_cases():
     check.ideal_speedup(min, cases=[((12, 5), 5), ((5, 12), 5)])
     with pytest.raises(AssertionError, match="the device count"):
         check.ideal_speedup(lambda n, c: n, cases=[((12, 5), 5)])
+
+
+def _layout(steps, step_seconds, num_devices, cores, inner):
+    blocks = np.split(np.asarray(steps), num_devices)
+    times = ([b.sum() * step_seconds[0] for b in blocks] if inner == "map"
+             else [b.max(axis=0).sum() * step_seconds[len(b) - 1] for b in blocks])
+    return max(max(times), sum(times) / cores)
+
+
+def test_predict_sharded_accepts_the_rules_and_the_book_model(capsys):
+    from parallel_mcmc import costmodel
+
+    check.predict_sharded(_layout)
+
+    def by_the_helper(steps, step_seconds, num_devices, cores, inner):
+        cost = costmodel.StepCost(tuple(range(1, len(step_seconds) + 1)), tuple(step_seconds))
+        return costmodel.sharded_time(steps, cost, num_devices, cores, inner=inner)
+
+    check.predict_sharded(by_the_helper)  # the book's model agrees with the rules the check states
+    assert capsys.readouterr().out.count("✔") == 2
+
+
+def _max_only(steps, step_seconds, num_devices, cores, inner):
+    return _layout(steps, step_seconds, num_devices, 1e9, inner)
+
+
+def _work_over_cores(steps, step_seconds, num_devices, cores, inner):
+    blocks = np.split(np.asarray(steps), num_devices)
+    times = ([b.sum() * step_seconds[0] for b in blocks] if inner == "map"
+             else [b.max(axis=0).sum() * step_seconds[len(b) - 1] for b in blocks])
+    return sum(times) / cores
+
+
+def _full_width(steps, step_seconds, num_devices, cores, inner):
+    if inner == "map":
+        return _layout(steps, step_seconds, num_devices, cores, inner)
+    blocks = np.split(np.asarray(steps), num_devices)
+    times = [b.max(axis=0).sum() * step_seconds[len(steps) - 1] for b in blocks]
+    return max(max(times), sum(times) / cores)
+
+
+def _summed_lockstep(steps, step_seconds, num_devices, cores, inner):
+    blocks = np.split(np.asarray(steps), num_devices)
+    times = [b.sum() * step_seconds[len(b) - 1 if inner == "vmap" else 0] for b in blocks]
+    return max(max(times), sum(times) / cores)
+
+
+def _over_draws(steps, step_seconds, num_devices, cores, inner):
+    if inner == "map":
+        return _layout(steps, step_seconds, num_devices, cores, inner)
+    blocks = np.split(np.asarray(steps), num_devices)
+    times = [b.max(axis=1).sum() * step_seconds[len(b) - 1] for b in blocks]
+    return max(max(times), sum(times) / cores)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (_max_only, "longest device alone"),
+    (_work_over_cores, "all the work over the cores"),
+    (_full_width, "width of its own block"),
+    (_summed_lockstep, "slowest chain"),
+    (_over_draws, "over draws"),
+    (lambda *a: 1 / _layout(*a), "expected"),
+])
+def test_predict_sharded_rejects_plausible_wrong_answers(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        check.predict_sharded(wrong)
+    with pytest.raises(AssertionError, match="function itself"):
+        check.predict_sharded(1.0)

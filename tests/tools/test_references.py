@@ -68,6 +68,10 @@ REFERENCES = {
         (lambda L, s, i: L.max(axis=0).sum() * s / (L.sum(axis=1).mean() * i), "average total|expected"),
         (lambda L, s, i: references.machine_speedup(L, 1.0, 1.0), "steps alone|expected"),
     ]),
+    "parallel_mcmc.exercises.getting_started.predict_sharded": (references.predict_sharded, True, [
+        (lambda st, ss, d, c, i: references.predict_sharded(st, ss, d, 1e9, i), "longest device alone|expected"),
+        (lambda st, ss, d, c, i: 2 * references.predict_sharded(st, ss, d, c, i), "expected"),
+    ]),
     "parallel_mcmc.exercises.sharding_lab.device_trips": (references.device_trips, False, [
         (lambda s, d: references.device_trips(s, d)[::-1], "swapped"),
         (lambda s, d: (references.device_trips(s, d)[1], references.device_trips(s, d)[1]), "one global count"),

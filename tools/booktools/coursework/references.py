@@ -17,13 +17,21 @@ from parallel_mcmc.models import sinusoid
 
 from .harness import Argument
 
-__all__ = ["ideal_speedup", "lockstep_efficiency", "machine_speedup", "device_trips", "my_chains", "gaussian_consensus", "log_prob_noise", "pair_acceptance",
+__all__ = ["ideal_speedup", "predict_sharded", "lockstep_efficiency", "machine_speedup", "device_trips", "my_chains", "gaussian_consensus", "log_prob_noise", "pair_acceptance",
            "UNSEEN", "CALLS", "unseen"]
 
 
 def ideal_speedup(num_devices: int, num_cores: int) -> int:
     """Forced CPU devices share the cores: the best speedup is the smaller of the two."""
     return min(num_devices, num_cores)
+
+
+def predict_sharded(steps: np.ndarray, step_seconds: np.ndarray, num_devices: int, cores: float, inner: str) -> float:
+    """The three rules: each device's block sequentially or in lockstep at its width, the devices concurrent."""
+    blocks = np.split(np.asarray(steps), num_devices)
+    times = ([b.sum() * step_seconds[0] for b in blocks] if inner == "map"
+             else [b.max(axis=0).sum() * step_seconds[len(b) - 1] for b in blocks])
+    return float(max(max(times), sum(times) / cores))
 
 
 def lockstep_efficiency(steps: np.ndarray) -> float:
@@ -107,6 +115,18 @@ def _machine_speedup(rng: np.random.Generator) -> dict:
         lengths = rng.geometric(1 / float(rng.uniform(2, 20)), size=(int(rng.integers(2, 9)), int(rng.integers(2, 9))))
         step = float(rng.uniform(1e-6, 1e-4))
         cases.append((lengths, step, step * float(rng.uniform(1.05, 2.0))))
+    return {"cases": cases}
+
+
+def _predict_sharded(rng: np.random.Generator) -> dict:
+    cases = []
+    for inner in ("map", "vmap", "map", "vmap"):
+        num_devices = int(rng.integers(1, 5))
+        num_chains = num_devices * int(rng.integers(1, 4))
+        steps = rng.geometric(1 / float(rng.uniform(2, 20)), size=(num_chains, int(rng.integers(2, 9))))
+        first = float(rng.uniform(1e-6, 1e-4))  # a step of one chain; wider steps cost more, less than in proportion
+        step_seconds = first * (1 + float(rng.uniform(0.05, 0.9)) * np.arange(num_chains))
+        cases.append((steps, step_seconds, num_devices, float(rng.choice([1.0, 2.0, 4.0, 8.0])), inner))
     return {"cases": cases}
 
 
@@ -201,6 +221,7 @@ UNSEEN: dict[str, Callable[[np.random.Generator], dict[str, Any]]] = {
     "parallel_mcmc.exercises.getting_started.ideal_speedup": _ideal,
     "parallel_mcmc.exercises.parallel_chains.lockstep_efficiency": _lockstep,
     "parallel_mcmc.exercises.parallel_chains.machine_speedup": _machine_speedup,
+    "parallel_mcmc.exercises.getting_started.predict_sharded": _predict_sharded,
     "parallel_mcmc.exercises.sharding_lab.device_trips": _device_trips,
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": _my_chains,
     "parallel_mcmc.exercises.beyond_one_machine.combine_chains": _combine,
@@ -239,6 +260,8 @@ CALLS: dict[str, tuple[int, Callable[[dict], list[tuple]]]] = {
     "parallel_mcmc.exercises.parallel_chains.lockstep_efficiency": (0, lambda kw: [(np.asarray(s).copy(),) for s, _ in kw["cases"]]),
     "parallel_mcmc.exercises.parallel_chains.machine_speedup": (
         0, lambda kw: [(np.asarray(lengths).copy(), step, iteration) for lengths, step, iteration in kw["cases"]]),
+    "parallel_mcmc.exercises.getting_started.predict_sharded": (
+        0, lambda kw: [(np.asarray(st).copy(), np.asarray(ss, float).copy(), d, c, i) for st, ss, d, c, i in kw["cases"]]),
     "parallel_mcmc.exercises.sharding_lab.device_trips": (0, lambda kw: [(np.asarray(s).copy(), d) for s, d in kw["cases"]]),
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": (0, lambda kw: [tuple(a) for a, _ in kw["cases"]] + [tuple(a) for a in kw["uneven"]]),
     "parallel_mcmc.exercises.beyond_one_machine.combine_chains": (0, _combine_calls),
