@@ -20,13 +20,24 @@ four flavours that differ only in how they reach a large data array:
 see how many cores they got while a sampler ran, and :class:`CountingPool`
 wraps any pool to count the tasks emcee hands each ``map``.
 
+Page faults: :func:`call_with_faults` runs one task and reports the minor page
+faults its process took during it (and its seconds), and
+:func:`keep_freed_memory`, a pool initializer, tells the C library's memory
+allocator (glibc) to keep freed memory in the process, so that a worker does
+not hand back and fault in again its temporary arrays at every task.
+:func:`sinusoid_log_prob_points` is the sinusoid's log-probability on the
+first ``num_points`` points of its data, for sweeps of the data size.
+
 MPI pools (finding ``mpiexec``, schwimmbad's ``MPIPool`` closed once, a pool
 whose master shares the work) are in :mod:`parallel_mcmc.mpi`.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
+import resource
 import time
 from multiprocessing import shared_memory
 from typing import Any, Callable, Iterable, NamedTuple
@@ -34,7 +45,7 @@ from typing import Any, Callable, Iterable, NamedTuple
 import numpy as np
 import psutil
 
-from .validate import real_number
+from .validate import real_number, whole_number
 
 __all__ = [
     "CountingPool",
@@ -48,6 +59,9 @@ __all__ = [
     "log_prob_worker_data",
     "CPUTimes",
     "children_cpu_times",
+    "call_with_faults",
+    "keep_freed_memory",
+    "sinusoid_log_prob_points",
 ]
 
 #: Seconds of CPU time one call of the busy log-probabilities burns by default.
@@ -188,3 +202,77 @@ class CountingPool:
         tasks = list(iterable)
         self.tasks_per_map.append(len(tasks))
         return list(self.pool.map(func, tasks))
+
+
+def call_with_faults(fn: Callable[..., Any], *args: Any) -> tuple[Any, int, float]:
+    """Call ``fn(*args)`` and return ``(result, minor_faults, seconds)``.
+
+    ``minor_faults`` is how many minor page faults this process took during
+    the call (``getrusage``'s ``ru_minflt``): pages of memory touched for the
+    first time since the process got them from the operating system, each
+    filled with zeros by the kernel. In a pool, map
+    ``functools.partial(call_with_faults, fn)`` over the tasks: the counts
+    are the workers' own.
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}.")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    start = time.perf_counter()
+    result = fn(*args)
+    seconds = time.perf_counter() - start
+    return result, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before, seconds
+
+
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameter numbers in glibc's malloc.h
+
+
+def keep_freed_memory(nbytes: int = 64 << 20) -> bool:
+    """Pool initializer: let this process's C allocator keep up to ``nbytes`` of freed memory.
+
+    glibc's allocator gives large freed blocks back to the operating system
+    (blocks above its *mmap threshold*, and free memory at the top of the heap
+    beyond its *trim threshold*); the next allocation then has every page
+    faulted in and zeroed again. A NumPy log-probability over a large data
+    set makes such temporaries at every call. Raising both thresholds to
+    ``nbytes`` (``mallopt``) keeps them in the process, to be reused without a
+    fault. The same can be had with the environment variables
+    ``MALLOC_TRIM_THRESHOLD_`` and ``MALLOC_MMAP_THRESHOLD_`` set before the
+    process starts. Returns True when the allocator took the setting, False
+    where there is no glibc (macOS, Windows, musl): there it does nothing.
+    Use ``Pool(initializer=keep_freed_memory)``.
+    """
+
+    nbytes = whole_number("nbytes", nbytes, 1)
+    if nbytes >= 2**31:
+        raise ValueError(f"nbytes must be below 2 GiB (mallopt takes an int), got {nbytes}.")
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return bool(mallopt(_M_TRIM_THRESHOLD, nbytes)) and bool(mallopt(_M_MMAP_THRESHOLD, nbytes))
+
+
+def sinusoid_log_prob_points(theta: Any, num_points: int) -> float:
+    """:func:`parallel_mcmc.models.sinusoid.log_prob` on the first ``num_points`` points of the book's data.
+
+    The same arithmetic in float64 on a prefix of the data (a view, no copy):
+    the cost of a call grows with ``num_points``, for sweeps of the data size.
+    With ``num_points = NUM_POINTS`` it is ``sinusoid.log_prob`` itself.
+    """
+    from .models import sinusoid
+
+    num_points = whole_number("num_points", num_points, 1)
+    if num_points > sinusoid.NUM_POINTS:
+        raise ValueError(f"num_points must be at most {sinusoid.NUM_POINTS:,}, the data's size; got {num_points:,}.")
+    theta = np.asarray(theta, dtype=float)
+    if theta.shape != (4,):
+        raise ValueError(f"theta must hold the 4 parameters of one walker, got shape {theta.shape}.")
+    if np.any(theta <= sinusoid.PRIOR_LOW) or np.any(theta >= sinusoid.PRIOR_HIGH):
+        return -np.inf
+    t, y = sinusoid.data()
+    t, y = t[:num_points], y[:num_points]
+    amplitude, frequency, phase, offset = theta
+    resid = y - (amplitude * np.sin(2 * np.pi * frequency * t + phase) + offset)
+    return float(-0.5 * np.sum(resid * resid) / sinusoid.NOISE_SCALE**2)

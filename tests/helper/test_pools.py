@@ -99,3 +99,52 @@ def test_children_cpu_times_counts_the_workers():
         used = pools.children_cpu_times() - before
     assert 0.09 <= used.total < 0.5 and used.total == pytest.approx(used.user + used.system)
     assert isinstance(used, pools.CPUTimes) and pools.children_cpu_times().total >= 0.0
+
+
+def test_call_with_faults_counts_fresh_pages():
+    result, faults, seconds = pools.call_with_faults(lambda n: np.ones(n).sum(), 4_000_000)  # 32 MB, fresh pages
+    assert result == 4_000_000 and seconds > 0
+    assert faults >= 16, f"touching 32 MB of fresh memory took only {faults} minor page faults"  # 2 MB huge pages
+    _, few, _ = pools.call_with_faults(abs, -1)
+    assert few < faults
+
+
+def test_call_with_faults_refuses_a_result():
+    with pytest.raises(TypeError, match="callable"):
+        pools.call_with_faults(3.0)
+
+
+def test_keep_freed_memory_stops_refaulting_temporaries():
+    import functools
+
+    from parallel_mcmc.models import sinusoid
+
+    task = functools.partial(pools.call_with_faults, sinusoid.log_prob)
+    walkers = sinusoid.initial_walkers(8, seed=0)
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(1) as plain, ctx.Pool(1, initializer=pools.keep_freed_memory) as kept:
+        if not kept.apply(pools.keep_freed_memory):
+            pytest.skip("no glibc allocator here")
+        kept_faults = [faults for _, faults, _ in kept.map(task, walkers, chunksize=1)]
+        plain_faults = [faults for _, faults, _ in plain.map(task, walkers, chunksize=1)]
+    assert max(kept_faults[2:]) < 50, f"with the freed memory kept, later tasks still took {kept_faults} page faults"
+    assert min(plain_faults[2:]) > 2 * max(kept_faults[2:]), (plain_faults, kept_faults)
+
+
+@pytest.mark.parametrize("bad", [0, 2**31, 1.5])
+def test_keep_freed_memory_rejects_bad_sizes(bad):
+    with pytest.raises(ValueError):
+        pools.keep_freed_memory(bad)
+
+
+def test_sinusoid_log_prob_points():
+    from parallel_mcmc.models import sinusoid
+
+    theta = sinusoid.initial_walkers(8, seed=2)[3]
+    assert pools.sinusoid_log_prob_points(theta, sinusoid.NUM_POINTS) == sinusoid.log_prob(theta)
+    t, y = sinusoid.data()
+    resid = y[:10] - (theta[0] * np.sin(2 * np.pi * theta[1] * t[:10] + theta[2]) + theta[3])
+    assert pools.sinusoid_log_prob_points(theta, 10) == pytest.approx(-2 * np.sum(resid**2), rel=1e-12)
+    assert pools.sinusoid_log_prob_points(np.array([-1.0, 0.7, 0.4, 0.3]), 10) == -np.inf
+    with pytest.raises(ValueError, match="at most"):
+        pools.sinusoid_log_prob_points(theta, sinusoid.NUM_POINTS + 1)
