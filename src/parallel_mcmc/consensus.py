@@ -4,7 +4,8 @@ The data are split into ``S`` shards (:func:`split_data`). Each shard's
 *sub-posterior* uses that shard's likelihood and the prior raised to ``1/S``,
 so that the product of the ``S`` sub-posteriors is the full posterior.
 :func:`sample_subposteriors` samples them all at once, the shards spread over
-the devices, with one NUTS chain per shard. :func:`consensus_combine` turns the
+the devices, with two or more NUTS chains per shard so that R-hat can check
+each sub-posterior (and its divergences are counted) before they are combined. :func:`consensus_combine` turns the
 ``S`` sets of draws into draws of the full posterior by precision-weighted
 averaging, draw by draw: exact when the sub-posteriors are Gaussian, an
 approximation otherwise.
@@ -12,8 +13,10 @@ approximation otherwise.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+import arviz as az
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -22,7 +25,7 @@ from numpyro.infer import MCMC, NUTS
 from .numpyro_runner import plan_chains, shard_chains
 from .validate import whole_number
 
-__all__ = ["split_data", "consensus_combine", "sample_subposteriors"]
+__all__ = ["split_data", "consensus_combine", "Subposteriors", "sample_subposteriors"]
 
 
 def split_data(X: Any, y: Any, num_shards: int) -> tuple[np.ndarray, np.ndarray]:
@@ -70,10 +73,45 @@ def consensus_combine(draws: Any) -> np.ndarray:
 def _subposterior_fn(model: Callable, num_warmup: int, num_samples: int, num_shards: int, model_kwargs: dict):
     def run_one(key, X_shard, y_shard):
         mcmc = MCMC(NUTS(model), num_warmup=num_warmup, num_samples=num_samples, progress_bar=False)
-        mcmc.run(key, X_shard, y_shard, prior_power=1.0 / num_shards, **model_kwargs)
-        return mcmc.get_samples()
+        mcmc.run(key, X_shard, y_shard, prior_power=1.0 / num_shards, extra_fields=("diverging",), **model_kwargs)
+        return mcmc.get_samples(), mcmc.get_extra_fields()["diverging"]
 
     return run_one
+
+
+@dataclass(frozen=True)
+class Subposteriors:
+    """Every shard's chains, from :func:`sample_subposteriors`.
+
+    ``samples`` maps each site to an array ``(shards, chains, draws, *site_shape)``;
+    ``diverging`` is ``(shards, chains, draws)``, True where NUTS diverged.
+    """
+
+    samples: dict[str, np.ndarray]
+    diverging: np.ndarray
+
+    @property
+    def num_shards(self) -> int:
+        return int(self.diverging.shape[0])
+
+    @property
+    def num_chains(self) -> int:
+        return int(self.diverging.shape[1])
+
+    def draws(self, site: str) -> np.ndarray:
+        """Each shard's chains pooled: ``(shards, chains * draws, *site_shape)``, as :func:`consensus_combine` takes."""
+        x = self.samples[site]
+        return x.reshape(x.shape[0], x.shape[1] * x.shape[2], *x.shape[3:])
+
+    def rhat(self, site: str) -> np.ndarray:
+        """Each shard's largest rank-normalised R-hat over the site's elements (ArviZ); needs two chains."""
+        if self.num_chains < 2:
+            raise ValueError("R-hat compares chains: sample at least 2 chains per shard (num_chains=2).")
+        return np.array([float(np.max(az.rhat(az.convert_to_dataset({site: x}))[site])) for x in self.samples[site]])
+
+    def divergences(self) -> np.ndarray:
+        """Each shard's number of divergent transitions, over all its chains."""
+        return self.diverging.sum(axis=(1, 2))
 
 
 def sample_subposteriors(
@@ -84,16 +122,19 @@ def sample_subposteriors(
     rng_key: Any,
     num_warmup: int,
     num_samples: int,
+    num_chains: int = 2,
     devices: Sequence | None = None,
+    inner: str = "vmap",
     **model_kwargs: Any,
-) -> dict[str, np.ndarray]:
-    """Sample every shard's sub-posterior with one NUTS chain, shards spread over ``devices``.
+) -> Subposteriors:
+    """Sample every shard's sub-posterior with ``num_chains`` NUTS chains, shards spread over ``devices``.
 
     ``model(X, y, prior_power=..., **model_kwargs)`` must accept
-    ``prior_power``; it is given ``1 / S``. The shards are laid out like chains
-    (:func:`parallel_mcmc.numpyro_runner.plan_chains`): a ``shard_map`` over the
-    devices of a ``vmap`` over each device's shards. Returns each site's draws
-    with shape ``(S, num_samples, *site_shape)``.
+    ``prior_power``; it is given ``1 / S``. The ``S * num_chains`` chains are
+    laid out like the chains of :func:`parallel_mcmc.numpyro_runner.run_chains`
+    (a ``shard_map`` over the devices, ``inner`` on each), each shard's chains
+    next to each other, every chain from its own key. At least two chains a
+    shard let R-hat check each sub-posterior before they are combined.
     """
     X_shards, y_shards = jnp.asarray(X_shards), jnp.asarray(y_shards)
     if X_shards.ndim != 3 or y_shards.shape != X_shards.shape[:2]:
@@ -103,10 +144,15 @@ def sample_subposteriors(
         )
     num_warmup = whole_number("num_warmup", num_warmup, 0)
     num_samples = whole_number("num_samples", num_samples, 1)
+    num_chains = whole_number("num_chains", num_chains, 1)
     S = X_shards.shape[0]
-    plan = plan_chains(S, devices)
+    plan = plan_chains(S * num_chains, devices)
     run_one = _subposterior_fn(model, num_warmup, num_samples, S, model_kwargs)
-    mapped = shard_chains(plan, axis_name="shards")(lambda args: run_one(*args))
-    keys = jax.random.split(rng_key, S)
-    out = jax.block_until_ready(mapped((keys, X_shards, y_shards)))
-    return {k: np.asarray(v) for k, v in out.items()}
+    mapped = shard_chains(plan, axis_name="shards", inner=inner)(lambda args: run_one(*args))
+    keys = jax.random.split(rng_key, S * num_chains)
+    samples, diverging = jax.block_until_ready(
+        mapped((keys, jnp.repeat(X_shards, num_chains, axis=0), jnp.repeat(y_shards, num_chains, axis=0))))
+    return Subposteriors(
+        samples={k: np.asarray(v).reshape(S, num_chains, *v.shape[1:]) for k, v in samples.items()},
+        diverging=np.asarray(diverging).reshape(S, num_chains, -1),
+    )

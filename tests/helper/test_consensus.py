@@ -69,9 +69,16 @@ def test_combination_refuses_bad_shapes():
 def test_linear_subposteriors_combine_to_the_exact_posterior():
     data = make_linear_data(400, 3, seed=3)
     Xs, ys = split_data(data.X, data.y, 4)
-    draws = sample_subposteriors(linear_model, Xs, ys, rng_key=jax.random.key(0), num_warmup=300, num_samples=1500,
-                                 devices=jax.devices()[:2])
+    sub = sample_subposteriors(linear_model, Xs, ys, rng_key=jax.random.key(0), num_warmup=300, num_samples=750,
+                               num_chains=2, devices=jax.devices()[:2])
+    assert sub.samples["beta"].shape == (4, 2, 750, 3) and sub.diverging.shape == (4, 2, 750)
+    assert (sub.num_shards, sub.num_chains) == (4, 2)
+    draws = {"beta": sub.draws("beta")}
     assert draws["beta"].shape == (4, 1500, 3)
+    np.testing.assert_array_equal(draws["beta"][1, 750:], sub.samples["beta"][1, 1])  # chains pooled in order
+    assert sub.rhat("beta").shape == (4,) and np.all(sub.rhat("beta") < 1.05)
+    assert sub.divergences().shape == (4,) and np.all(sub.divergences() == 0)
+    assert not np.array_equal(sub.samples["beta"][0, 0], sub.samples["beta"][0, 1])  # chains have their own keys
     combined = consensus_combine(draws["beta"])
     mean, cov = linear_posterior(data.X, data.y)
     sd = np.sqrt(np.diag(cov))
@@ -101,3 +108,14 @@ def test_models_data_are_fixed_and_checked():
         make_linear_data(0)
     with pytest.raises(ValueError, match="prior_power must be a positive number"):
         linear_posterior(a.X, a.y, prior_power=0)
+
+
+def test_rhat_needs_two_chains_a_shard():
+    from parallel_mcmc.consensus import Subposteriors
+
+    one = Subposteriors(samples={"beta": np.zeros((2, 1, 10, 3))}, diverging=np.zeros((2, 1, 10), bool))
+    with pytest.raises(ValueError, match="at least 2 chains"):
+        one.rhat("beta")
+    two = Subposteriors(samples={"beta": np.random.default_rng(0).normal(size=(2, 2, 50, 3))},
+                        diverging=np.zeros((2, 2, 50), bool))
+    assert two.rhat("beta").shape == (2,) and np.all(two.rhat("beta") < 1.2)
