@@ -10,26 +10,50 @@ from jax.sharding import PartitionSpec as P
 from parallel_mcmc.exercises import getting_started as check
 
 
-def test_ideal_speedup_accepts_the_minimum(capsys):
-    check.ideal_speedup(lambda n, c: min(n, c))
-    assert "correct" in capsys.readouterr().out
+import math
+
+
+def _pay(work, fixed, num_devices, cores, busy=1.0):
+    share = max(1 / num_devices, min(max(busy, 1.0), cores) / cores)
+    return None if share >= 1 else math.floor(fixed / (work * (1 - share))) + 1
+
+
+def test_steps_to_pay_accepts_the_rule_and_the_book_model(capsys):
+    from parallel_mcmc import costmodel
+
+    check.steps_to_pay(_pay)
+
+    def by_search(work, fixed, d, cores, busy):  # the first n at which the book's model says the split is faster
+        for n in range(1, 10_000):
+            if costmodel.split_call_time(n * work / d, d, cores, fixed, busy) < n * work:
+                return n
+        return None
+
+    check.steps_to_pay(by_search)
+    check.steps_to_pay(lambda w, f, d, c, b: None if _pay(w, f, d, c, b) is None else jnp.int32(_pay(w, f, d, c, b)))
+    assert capsys.readouterr().out.count("✔") == 3
 
 
 @pytest.mark.parametrize("wrong, message", [
-    (lambda n, c: n, "share the machine"),
-    (lambda n, c: c, "at most"),
-    (lambda n, c: max(n, c), "core count|device count"),
-    (lambda n, c: n / c, "expected"),
-    (lambda n, c: "2", "should return one number"),
+    (lambda w, f, d, c, b: _pay(w, f, d, 1e12, 1.0), "core of its own|never faster"),
+    (lambda w, f, d, c, b: _pay(w, f, d, c, 1.0), "kept one core busy|never faster"),
+    (lambda w, f, d, c, b: None if _pay(w, f, d, c, b) is None else _pay(w, f, d, c, b) - 1, "still slower"),
+    (lambda w, f, d, c, b: None if _pay(w, f, d, c, b) is None
+     else f / (w * (1 - max(1 / d, min(max(b, 1), c) / c))), "break-even itself"),
+    (lambda w, f, d, c, b: _pay(w, f, d, c, b) or math.inf, "return None"),
+    (lambda w, f, d, c, b: None, "pays from"),
+    (lambda w, f, d, c, b: _pay(w, 2 * f, d, c, b), "expected"),
 ])
-def test_ideal_speedup_rejects_wrong_formulas(wrong, message):
+def test_steps_to_pay_rejects_plausible_wrong_answers(wrong, message):
     with pytest.raises(AssertionError, match=message):
-        check.ideal_speedup(wrong)
+        check.steps_to_pay(wrong)
 
 
-def test_ideal_speedup_rejects_a_value_instead_of_a_function():
+def test_steps_to_pay_rejects_a_value_and_names_own_errors():
     with pytest.raises(AssertionError, match="function itself"):
-        check.ideal_speedup(2)
+        check.steps_to_pay(203)
+    with pytest.raises(AssertionError, match=r"raised NameError: name 'cores' is not defined"):
+        check.steps_to_pay(lambda w, f, d, c, b: _pay(w, f, d, cores, b))  # noqa: F821 - the learner's own mistake
 
 
 def test_placement_accepts_the_last_device(capsys):
@@ -61,21 +85,6 @@ def test_placement_rejects_a_numpy_array():
     v = jnp.linspace(0.0, 1.0, 5)
     with pytest.raises(AssertionError, match="jax.Array"):
         check.placed_on_last_device(list(v), v)
-
-
-def test_ideal_speedup_accepts_jnp_and_names_own_errors(capsys):
-    import jax.numpy as jnp
-
-    check.ideal_speedup(lambda n, c: jnp.minimum(n, c).astype(jnp.float32))  # a 0-d float32 array
-    assert "ideal_speedup: correct" in capsys.readouterr().out
-    with pytest.raises(AssertionError, match=r"ideal_speedup\(1, 1\) raised NameError: name 'cores' is not defined"):
-        check.ideal_speedup(lambda n, c: min(n, cores))  # noqa: F821 - the learner's own mistake
-
-
-def test_ideal_speedup_on_unseen_cases():
-    check.ideal_speedup(min, cases=[((12, 5), 5), ((5, 12), 5)])
-    with pytest.raises(AssertionError, match="the device count"):
-        check.ideal_speedup(lambda n, c: n, cases=[((12, 5), 5)])
 
 
 def _layout(steps, step_seconds, num_devices, cores, inner):

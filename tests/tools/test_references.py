@@ -55,9 +55,9 @@ def _never_refuses(pid, num_processes, num_chains):
 
 # check -> (the grader's reference answer, whether it computes in floats, [(a wrong answer, what rejects it)])
 REFERENCES = {
-    "parallel_mcmc.exercises.getting_started.ideal_speedup": (references.ideal_speedup, False, [
-        (lambda devices, cores: devices, "the device count"),
-        (lambda devices, cores: cores, "the core count"),
+    "parallel_mcmc.exercises.getting_started.steps_to_pay": (references.steps_to_pay, False, [
+        (lambda w, f, d, c, b: references.steps_to_pay(w, f, d, 1e12, 1.0), "core of its own|kept one core|never faster|expected"),
+        (lambda w, f, d, c, b: references.steps_to_pay(w, f, d, c, b) or 0, "return None"),
     ]),
     "parallel_mcmc.exercises.parallel_chains.lockstep_efficiency": (references.lockstep_efficiency, True, [
         (lambda s: 1 / references.lockstep_efficiency(s), "inverse"),

@@ -1,7 +1,7 @@
 """Checks for the book's exercises, one module per part of the book.
 
 A chapter imports its part's module as ``check`` and calls one function per
-exercise, for example ``check.ideal_speedup(ideal_speedup)``. A check prints a
+exercise, for example ``check.steps_to_pay(steps_to_pay)``. A check prints a
 one-line confirmation when the answer is right and raises
 :class:`AssertionError` with a message that says what is wrong otherwise.
 

@@ -9,35 +9,70 @@ import numpy as np
 
 from . import as_float, call, expect, passed
 
-__all__ = ["ideal_speedup", "placed_on_last_device", "predict_sharded"]
+__all__ = ["steps_to_pay", "placed_on_last_device", "predict_sharded"]
 
-# ((devices, cores), ideal speedup) for inputs that tell the plausible wrong answers apart.
-_CASES = [((1, 1), 1), ((1, 8), 1), ((2, 2), 2), ((8, 2), 2), ((4, 16), 4), ((16, 4), 4), ((3, 5), 3), ((6, 6), 6)]
+# (work of one step, fixed cost of a split call, devices, cores, cores one piece keeps busy): thresholds that are
+# not whole numbers, so that rounding up and "the first whole number above" agree; two cases never pay.
+_PAY_CASES = [
+    (1e-6, 1.013e-4, 2, 2.0, 1.0),
+    (2e-6, 3.37e-5, 4, 2.0, 1.0),
+    (1e-6, 5.05e-5, 4, 8.0, 1.0),
+    (3e-6, 2.5e-4, 2, 2.0, 1.6),
+    (1e-6, 1e-4, 8, 16.0, 2.5),
+    (1e-6, 1e-4, 1, 8.0, 1.0),
+    (5e-6, 1e-4, 4, 1.0, 1.0),
+    (1e-6, 1e-4, 4, 4.0, 4.0),
+]
 
 
-def ideal_speedup(fn: Callable[[int, int], Any], cases: Sequence[tuple[tuple[int, int], float]] | None = None) -> None:
-    """Check ``fn(num_devices, num_cores)``: the best speedup n forced CPU devices can give.
+def _pays_from(work: float, fixed: float, num_devices: int, cores: float, busy: float) -> int | None:
+    share = max(1.0 / num_devices, min(max(busy, 1.0), cores) / cores)
+    if share >= 1.0:
+        return None
+    return int(np.floor(fixed / (work * (1.0 - share)))) + 1
 
-    ``cases`` (default: a fixed table) lists ``((num_devices, num_cores), ideal)`` pairs.
+
+def steps_to_pay(fn: Callable[..., Any], cases: Sequence[tuple] | None = None) -> None:
+    """Check ``fn(work_per_step, fixed_seconds, num_devices, cores, cores_busy)``: where a split call starts to pay.
+
+    One device runs a call of ``n`` steps in ``n * work_per_step``. Split over ``num_devices`` devices that share
+    ``cores`` cores it costs ``fixed_seconds`` more, plus the pieces at once (:func:`parallel_mcmc.costmodel.
+    split_call_time`): ``n * work_per_step * max(1 / num_devices, busy / cores)``, where ``busy`` is
+    ``cores_busy`` kept between 1 and ``cores``. The answer is the smallest whole ``n`` at which the split is
+    faster, or ``None`` where it never is. ``cases`` (default: a fixed table) lists the arguments.
     """
-    expect(callable(fn), "Pass your function itself, `ideal_speedup`, not the result of calling it.")
-    for (devices, cores), want in cases if cases is not None else _CASES:
-        where = f"ideal_speedup({devices}, {cores})"
-        got = as_float(call(fn, devices, cores, what=where), where)
-        if got == want:
+    expect(callable(fn), "Pass your function itself, `steps_to_pay`, not the number it returns.")
+    for work, fixed, num_devices, cores, busy in cases if cases is not None else _PAY_CASES:
+        want = _pays_from(work, fixed, num_devices, cores, busy)
+        where = f"steps_to_pay({work:g}, {fixed:g}, {num_devices}, {cores:g}, {busy:g})"
+        got = call(fn, work, fixed, num_devices, cores, busy, what=where)
+        if want is None:
+            if got is None:
+                continue
+            raise AssertionError(
+                f"{where} returned {got!r}; a split over {num_devices} device(s) sharing {cores:g} core(s), each "
+                f"piece keeping {busy:g} busy, is never faster than one device: return None.")
+        expect(got is not None, f"{where} returned None, but the split pays from {want:,} steps on.")
+        value = as_float(got, where)
+        if value == want:
             continue
-        if got == devices:
-            raise AssertionError(
-                f"{where} returned {got:g}, the device count. Forced CPU devices share the machine's "
-                f"{cores} cores: more devices than cores cannot run faster than the cores allow."
-            )
-        if got == cores:
-            raise AssertionError(
-                f"{where} returned {got:g}, the core count. {devices} device(s) each running "
-                f"one sequential program keep at most {devices} core(s) busy."
-            )
-        raise AssertionError(f"{where} returned {got:g}; expected {want:g}.")
-    passed("ideal_speedup")
+        threshold = fixed / (work * (1.0 - max(1.0 / num_devices, min(max(busy, 1.0), cores) / cores)))
+        if np.isclose(value, threshold, rtol=1e-6):
+            raise AssertionError(f"{where} returned {value:g}, the break-even itself; a call has a whole number of "
+                                 f"steps: the smallest one above it, {want:,}.")
+        if value == int(np.floor(threshold)):
+            raise AssertionError(f"{where} returned {value:g}: at that many steps the split is still slower; the "
+                                 f"smallest whole number above the break-even is {want:,}.")
+        no_busy = _pays_from(work, fixed, num_devices, cores, 1.0)
+        if busy > 1 and no_busy is not None and value == no_busy:
+            raise AssertionError(f"{where} returned {value:g}, as if a piece kept one core busy; it keeps {busy:g}, "
+                                 "and the pieces' CPU work shares the cores.")
+        no_cores = _pays_from(work, fixed, num_devices, 1e12, 1.0)
+        if no_cores is not None and value == no_cores:
+            raise AssertionError(f"{where} returned {value:g}, as if every device had a core of its own. The pieces "
+                                 f"share {cores:g} core(s): their work together takes at least n * work * busy / cores.")
+        raise AssertionError(f"{where} returned {value:g}; expected {want:,}.")
+    passed("steps_to_pay")
 
 
 def placed_on_last_device(answer: Any, original: Any) -> None:

@@ -17,13 +17,18 @@ from parallel_mcmc.models import sinusoid
 
 from .harness import Argument
 
-__all__ = ["ideal_speedup", "predict_sharded", "lockstep_efficiency", "machine_speedup", "device_trips", "my_chains", "gaussian_consensus", "log_prob_noise", "pair_acceptance",
+__all__ = ["steps_to_pay", "predict_sharded", "lockstep_efficiency", "machine_speedup", "device_trips", "my_chains", "gaussian_consensus", "log_prob_noise", "pair_acceptance",
            "UNSEEN", "CALLS", "unseen"]
 
 
-def ideal_speedup(num_devices: int, num_cores: int) -> int:
-    """Forced CPU devices share the cores: the best speedup is the smaller of the two."""
-    return min(num_devices, num_cores)
+def steps_to_pay(work_per_step: float, fixed_seconds: float, num_devices: int, cores: float,
+                 cores_busy: float = 1.0) -> int | None:
+    """The smallest whole number of steps at which a split call beats one device, or None: the split saves
+    ``n * work * (1 - share)``, ``share`` the larger of ``1 / num_devices`` and ``busy / cores``."""
+    share = max(1.0 / num_devices, min(max(cores_busy, 1.0), cores) / cores)
+    if share >= 1.0:
+        return None
+    return int(np.floor(fixed_seconds / (work_per_step * (1.0 - share)))) + 1
 
 
 def predict_sharded(steps: np.ndarray, step_seconds: np.ndarray, num_devices: int, cores: float, inner: str) -> float:
@@ -96,9 +101,18 @@ def pair_acceptance(log_p: np.ndarray, betas: np.ndarray, parity: int) -> np.nda
 # --------------------------------------------------------------------------- unseen inputs
 
 
-def _ideal(rng: np.random.Generator) -> dict:
-    pairs = [(int(d), int(c)) for d, c in rng.integers(1, 33, size=(8, 2))] + [(5, 3), (3, 5)]
-    return {"cases": [(pair, ideal_speedup(*pair)) for pair in pairs]}
+def _steps_to_pay(rng: np.random.Generator) -> dict:
+    cases = []
+    while len(cases) < 6:
+        num_devices, cores = int(rng.integers(1, 9)), float(rng.choice([1.0, 2.0, 4.0, 8.0, 16.0]))
+        busy = float(rng.choice([1.0, rng.uniform(1.0, cores)]))
+        work, fixed = float(rng.uniform(1e-7, 1e-5)), float(rng.uniform(1e-6, 1e-3))
+        share = max(1.0 / num_devices, min(max(busy, 1.0), cores) / cores)
+        # thresholds that are whole numbers would make the two ways of rounding disagree: skip them
+        if share < 1.0 and abs(fixed / (work * (1 - share)) % 1 - 0.5) > 0.45:
+            continue
+        cases.append((work, fixed, num_devices, cores, busy))
+    return {"cases": cases + [(1e-6, 1e-4, 1, 4.0, 1.0), (1e-6, 1e-4, 3, 2.0, 2.0)]}  # two that never pay
 
 
 def _lockstep(rng: np.random.Generator) -> dict:
@@ -218,7 +232,7 @@ def _next_temperature(rng: np.random.Generator) -> dict:
 
 # check name -> (rng -> keyword arguments of the check that bring the unseen inputs)
 UNSEEN: dict[str, Callable[[np.random.Generator], dict[str, Any]]] = {
-    "parallel_mcmc.exercises.getting_started.ideal_speedup": _ideal,
+    "parallel_mcmc.exercises.getting_started.steps_to_pay": _steps_to_pay,
     "parallel_mcmc.exercises.parallel_chains.lockstep_efficiency": _lockstep,
     "parallel_mcmc.exercises.parallel_chains.machine_speedup": _machine_speedup,
     "parallel_mcmc.exercises.getting_started.predict_sharded": _predict_sharded,
@@ -256,7 +270,7 @@ def _split_calls(kw: dict) -> list[tuple]:
 # the check makes of it with those unseen inputs). The sandbox makes these calls and records them; the judge
 # then runs the check with the same keyword arguments against the record.
 CALLS: dict[str, tuple[int, Callable[[dict], list[tuple]]]] = {
-    "parallel_mcmc.exercises.getting_started.ideal_speedup": (0, lambda kw: [tuple(pair) for pair, _ in kw["cases"]]),
+    "parallel_mcmc.exercises.getting_started.steps_to_pay": (0, lambda kw: [tuple(c) for c in kw["cases"]]),
     "parallel_mcmc.exercises.parallel_chains.lockstep_efficiency": (0, lambda kw: [(np.asarray(s).copy(),) for s, _ in kw["cases"]]),
     "parallel_mcmc.exercises.parallel_chains.machine_speedup": (
         0, lambda kw: [(np.asarray(lengths).copy(), step, iteration) for lengths, step, iteration in kw["cases"]]),
