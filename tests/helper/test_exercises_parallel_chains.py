@@ -15,55 +15,49 @@ from parallel_mcmc.exercises import parallel_chains as check
 from parallel_mcmc.models import normal
 from parallel_mcmc.timing import Timing
 
-# --- lockstep efficiency ---------------------------------------------------------
+# --- the chain the others wait for --------------------------------------------------
 
-def test_efficiency_accepts_the_solution(capsys):
-    check.lockstep_efficiency(lambda s: s.sum() / (s.shape[0] * s.max(axis=0).sum()))
-    assert "correct" in capsys.readouterr().out
-
-
-def test_efficiency_accepts_jnp(capsys):
-    check.lockstep_efficiency(lambda s: jnp.sum(s) / (s.shape[0] * jnp.max(s, axis=0).sum()))  # a 0-d float32 array
-    assert "lockstep efficiency: correct" in capsys.readouterr().out
+def _costliest(steps):
+    steps = np.asarray(steps)
+    full = steps.max(axis=0).sum()
+    saved = [full - np.delete(steps, c, axis=0).max(axis=0).sum() for c in range(steps.shape[0])]
+    return int(np.argmax(saved)), saved[int(np.argmax(saved))] / full
 
 
-def test_efficiency_on_given_cases():
-    """3 chains, 32 steps in all; the slowest chain takes 8 then 9 steps, so 32 / (3 * 17) = 0.627.
-    (The grader's unseen cases and reference answer: tests/tools/test_references.py.)"""
-    steps = np.array([[2, 9], [4, 1], [8, 8]])
-    right = lambda s: s.sum() / (s.shape[0] * s.max(axis=0).sum())  # noqa: E731
-    check.lockstep_efficiency(right, cases=[(steps, 32 / 51), (steps, (32, 51))])
-    with pytest.raises(AssertionError, match=r"expected 0\.6"):
-        check.lockstep_efficiency(lambda s: 0.5, cases=[(steps, 32 / 51)])
-    with pytest.raises(AssertionError, match=r"expected 0\.5"):  # the given answer, not the formula, is what counts
-        check.lockstep_efficiency(right, cases=[(steps, 0.5)])
+def test_costliest_chain_accepts_the_solution_in_numpy_and_jnp(capsys):
+    check.costliest_chain(_costliest)
+    check.costliest_chain(lambda s: (jnp.int32(_costliest(s)[0]), jnp.float32(_costliest(s)[1])))
+    assert capsys.readouterr().out.count("costliest chain: correct") == 2
 
 
-def test_efficiency_names_the_learners_own_exception():
+def test_costliest_chain_on_a_given_case():
+    steps = np.array([[1, 5, 1], [2, 2, 2], [1, 1, 1]])  # lockstep 2 + 5 + 2 = 9; without chain 0: 6
+    check.costliest_chain(_costliest, cases=[steps])
+    with pytest.raises(AssertionError, match=r"should be 0\.3333"):
+        check.costliest_chain(lambda s: (0, 0.5), cases=[steps])
+
+
+def test_costliest_chain_names_the_learners_own_exception():
     def broken(steps):
         raise KeyError("chain 3")
 
     with pytest.raises(AssertionError, match=r"raised KeyError: 'chain 3'"):
-        check.lockstep_efficiency(broken)
-    with pytest.raises(AssertionError, match=r"raised ValueError: \(no message\)"):
-        check.lockstep_efficiency(lambda s: (_ for _ in ()).throw(ValueError()))
+        check.costliest_chain(broken)
 
 
 @pytest.mark.parametrize("wrong, message", [
-    (lambda s: (s.shape[0] * s.max(axis=0).sum()) / s.sum(), "inverse"),
-    (lambda s: s.sum() / (s.shape[1] * s.max(axis=1).sum()), "over draws"),
-    (lambda s: np.mean(s.mean(axis=0) / s.max(axis=0)), "per-draw ratios"),
-    (lambda s: s.sum() / s.max(axis=0).sum(), "expected"),
-    (lambda s: "0.5", "one number"),
+    (lambda s: (int(np.argmax(s.sum(axis=1))), 0.1), "most steps in all"),
+    (lambda s: (int(np.argmax(s.max(axis=1))), 0.1), "single longest draw"),
+    (lambda s: (_costliest(s)[0], _costliest(s)[1] * s.max(axis=0).sum()), "steps saved"),
+    (lambda s: (_costliest(s)[0], _costliest(s)[1] * s.max(axis=0).sum() / s.sum()), "all chains' steps"),
+    (lambda s: _costliest(s)[0], "two things"),
+    (lambda s: ((_costliest(s)[0] + 1) % s.shape[0], _costliest(s)[1]), "saves the most|most steps|single longest"),
 ])
-def test_efficiency_rejects_wrong_formulas(wrong, message):
+def test_costliest_chain_rejects_plausible_wrong_answers(wrong, message):
     with pytest.raises(AssertionError, match=message):
-        check.lockstep_efficiency(wrong)
-
-
-def test_efficiency_rejects_a_value():
+        check.costliest_chain(wrong)
     with pytest.raises(AssertionError, match="function itself"):
-        check.lockstep_efficiency(0.5)
+        check.costliest_chain((3, 0.1))
 
 
 # --- 8 chains over 2 devices -------------------------------------------------------

@@ -59,9 +59,9 @@ REFERENCES = {
         (lambda w, f, d, c, b: references.steps_to_pay(w, f, d, 1e12, 1.0), "core of its own|kept one core|never faster|expected"),
         (lambda w, f, d, c, b: references.steps_to_pay(w, f, d, c, b) or 0, "return None"),
     ]),
-    "parallel_mcmc.exercises.parallel_chains.lockstep_efficiency": (references.lockstep_efficiency, True, [
-        (lambda s: 1 / references.lockstep_efficiency(s), "inverse"),
-        (lambda s: s.sum() / (s.shape[1] * s.max(axis=1).sum()), "over draws"),
+    "parallel_mcmc.exercises.parallel_chains.costliest_chain": (references.costliest_chain, False, [
+        (lambda s: (int(np.argmax(np.asarray(s).sum(axis=1))), 0.5), "most steps in all|saves the most|single longest|should be"),
+        (lambda s: (references.costliest_chain(s)[0], 2 * references.costliest_chain(s)[1]), "should be|steps saved"),
     ]),
     "parallel_mcmc.exercises.parallel_chains.machine_speedup": (references.machine_speedup, True, [
         (lambda L, s, i: 1 / references.machine_speedup(L, s, i), "inverse"),

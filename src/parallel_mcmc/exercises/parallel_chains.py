@@ -11,52 +11,68 @@ from ..timing import Timing
 from ..validate import whole_number
 from . import as_float, call, expect, passed, traced_program
 
-__all__ = ["lockstep_efficiency", "machine_speedup", "spread_chains", "faster_method"]
+__all__ = ["costliest_chain", "machine_speedup", "spread_chains", "faster_method"]
 
-# (steps with axes (chain, draw), lockstep efficiency as a fraction): inputs that tell the plausible
-# wrong formulas apart, with the efficiency each should give.
-_STEP_CASES = [
-    (np.array([[1, 3, 7], [7, 3, 1]]), (11, 17)),
-    (np.array([[15, 15, 15, 15]]), (1, 1)),
-    (np.array([[1, 1023, 3], [3, 1, 3], [7, 7, 7]]), (1055, 3111)),
-    (np.array([[31, 63], [63, 31], [127, 1], [1, 127]]), (111, 254)),
-    (np.array([[5, 9, 2, 8, 1], [3, 3, 3, 3, 3]]), (5, 7)),
+# steps with axes (chain, draw): in each, the chain the others wait for most is neither the chain with the most
+# steps in all nor the one with the single longest draw, so that those plausible wrong answers are told apart.
+_WAIT_CASES = [
+    np.array([[4, 4, 4, 4, 4, 4], [9, 9, 9, 1, 1, 1], [9, 9, 9, 1, 1, 1], [1, 1, 1, 1, 1, 12], [1, 1, 1, 1, 1, 11]]),
+    np.array([[3, 3, 3, 3], [8, 8, 1, 1], [8, 8, 1, 1], [1, 1, 1, 10], [1, 1, 1, 9]]),
+    np.array([[1, 15, 1, 1, 1], [14, 14, 1, 1, 1], [3, 1, 5, 5, 5], [14, 1, 2, 2, 2]]),
+    np.array([[4, 4, 4], [10, 2, 2], [10, 2, 2], [1, 11, 1], [1, 10, 1], [1, 1, 1]]),
 ]
 
 
-def lockstep_efficiency(fn: Callable[[np.ndarray], Any], cases: Sequence[tuple[Any, Any]] | None = None) -> None:
-    """Check ``fn(steps)``: all chains' steps over (chains x sum over draws of the slowest chain).
+def _lockstep(steps: np.ndarray) -> int:
+    return int(steps.max(axis=0).sum())
 
-    ``cases`` (default: a fixed table) lists ``(steps, efficiency)`` pairs; an
-    efficiency may be a number or a ``(numerator, denominator)`` pair.
+
+def _savings(steps: np.ndarray) -> np.ndarray:
+    """Lockstep steps saved by leaving out each chain."""
+    full = _lockstep(steps)
+    return np.array([full - _lockstep(np.delete(steps, c, axis=0)) for c in range(steps.shape[0])])
+
+
+def costliest_chain(fn: Callable[[np.ndarray], Any], cases: Sequence[Any] | None = None) -> None:
+    """Check ``fn(steps)``: which chain the lockstep run waits for most, and the share of its steps that costs.
+
+    ``steps`` are every chain's integration steps at every draw, axes ``(chain, draw)``. In lockstep a draw costs
+    its slowest chain's steps; leaving chain ``c`` out saves the lockstep steps it alone made the others wait.
+    ``fn`` returns ``(c, saved)``: the chain whose removal saves the most, and those saved steps as a fraction of
+    the lockstep total. ``cases`` (default: a fixed table) lists step arrays whose answer is unique.
     """
-    expect(callable(fn), "Pass your function itself, `efficiency`, not the result of calling it.")
-    for steps, want in cases if cases is not None else _STEP_CASES:
+    expect(callable(fn), "Pass your function itself, `costliest_chain`, not its answer.")
+    for steps in cases if cases is not None else _WAIT_CASES:
         steps = np.asarray(steps)
-        want = want[0] / want[1] if isinstance(want, tuple) else float(want)
-        where = f"efficiency(steps) for steps={steps.tolist()}"
-        got = as_float(call(fn, steps.copy(), what=where), where)
-        if np.isclose(got, want, rtol=1e-5):
+        saved = _savings(steps)
+        want = int(np.argmax(saved))
+        share = saved[want] / _lockstep(steps)
+        where = f"costliest_chain(steps) for steps={steps.tolist()}"
+        out = call(fn, steps.copy(), what=where)
+        expect(isinstance(out, (tuple, list)) and len(out) == 2,
+               f"{where} returned {type(out).__name__}; return two things: (the chain's index, the share saved).")
+        got_chain = as_float(out[0], where + "'s chain")
+        got_share = as_float(out[1], where + "'s share")
+        if got_chain != want:
+            if got_chain == int(np.argmax(steps.sum(axis=1))):
+                raise AssertionError(f"{where} named chain {got_chain:g}, the one with the most steps in all. The "
+                                     "others wait for a chain only at the draws where it is the slowest, by how much "
+                                     "it exceeds the next slowest: leave each chain out and compare the lockstep cost.")
+            if got_chain == int(np.argmax(steps.max(axis=1))):
+                raise AssertionError(f"{where} named chain {got_chain:g}, the one with the single longest draw. One "
+                                     "long draw costs less than many moderately long ones that the others wait for.")
+            raise AssertionError(f"{where} named chain {got_chain:g}; leaving out chain {want} saves the most "
+                                 f"lockstep steps ({saved[want]} of {_lockstep(steps)}).")
+        if np.isclose(got_share, share, rtol=1e-5):
             continue
-        if np.isclose(got, 1 / want, rtol=1e-5):
-            raise AssertionError(
-                f"For steps={steps.tolist()} you returned {got:.4f}, the inverse of the efficiency. "
-                "Efficiency is useful work over lockstep work, at most 1."
-            )
-        over_draws = float(steps.sum() / (steps.shape[1] * steps.max(axis=1).sum()))
-        if np.isclose(got, over_draws, rtol=1e-5):
-            raise AssertionError(
-                f"For steps={steps.tolist()} you returned {got:.4f}: the maximum was taken over draws. "
-                "The axes are (chain, draw); a draw waits for the slowest *chain*, the maximum over axis 0."
-            )
-        per_draw_mean = float(np.mean(steps.mean(axis=0) / steps.max(axis=0)))
-        if np.isclose(got, per_draw_mean, rtol=1e-5):
-            raise AssertionError(
-                f"For steps={steps.tolist()} you returned {got:.4f}, the average of per-draw ratios. "
-                "Sum the steps over all draws first, then divide: long draws weigh more than short ones."
-            )
-        raise AssertionError(f"For steps={steps.tolist()} you returned {got:.4f}; expected {want:.4f}.")
-    passed("lockstep efficiency")
+        if np.isclose(got_share, saved[want], rtol=1e-5):
+            raise AssertionError(f"{where} returned {got_share:g}, the steps saved; return them as a fraction of the "
+                                 f"lockstep total, {_lockstep(steps)}.")
+        if np.isclose(got_share, saved[want] / steps.sum(), rtol=1e-5):
+            raise AssertionError(f"{where} returned {got_share:g}: that divides by all chains' steps. The share is of "
+                                 "the lockstep total: the sum over draws of the slowest chain's steps.")
+        raise AssertionError(f"{where}: the chain is right; the share {got_share:g} should be {share:.4f}.")
+    passed("costliest chain")
 
 
 # (lengths with axes (chain, draw), step cost, iteration cost): inputs that tell the plausible wrong formulas

@@ -17,7 +17,7 @@ from parallel_mcmc.models import sinusoid
 
 from .harness import Argument
 
-__all__ = ["steps_to_pay", "predict_sharded", "lockstep_efficiency", "machine_speedup", "device_trips", "my_chains", "gaussian_consensus", "log_prob_noise", "pair_acceptance",
+__all__ = ["steps_to_pay", "predict_sharded", "costliest_chain", "machine_speedup", "device_trips", "my_chains", "gaussian_consensus", "log_prob_noise", "pair_acceptance",
            "UNSEEN", "CALLS", "unseen"]
 
 
@@ -39,10 +39,13 @@ def predict_sharded(steps: np.ndarray, step_seconds: np.ndarray, num_devices: in
     return float(max(max(times), sum(times) / cores))
 
 
-def lockstep_efficiency(steps: np.ndarray) -> float:
-    """All chains' steps over (chains x the sum over draws of the slowest chain's steps)."""
+def costliest_chain(steps: np.ndarray) -> tuple[int, float]:
+    """The chain whose removal saves the most lockstep steps, and that saving over the lockstep total."""
     steps = np.asarray(steps)
-    return float(steps.sum() / (steps.shape[0] * steps.max(axis=0).sum()))
+    full = steps.max(axis=0).sum()
+    saved = [full - np.delete(steps, c, axis=0).max(axis=0).sum() for c in range(steps.shape[0])]
+    c = int(np.argmax(saved))
+    return c, float(saved[c] / full)
 
 
 def machine_speedup(lengths: np.ndarray, step_cost: float, iteration_cost: float) -> float:
@@ -115,11 +118,14 @@ def _steps_to_pay(rng: np.random.Generator) -> dict:
     return {"cases": cases + [(1e-6, 1e-4, 1, 4.0, 1.0), (1e-6, 1e-4, 3, 2.0, 2.0)]}  # two that never pay
 
 
-def _lockstep(rng: np.random.Generator) -> dict:
+def _costliest(rng: np.random.Generator) -> dict:
     cases = []
-    for _ in range(4):
-        steps = rng.integers(1, 2 ** int(rng.integers(2, 8)), size=(int(rng.integers(2, 7)), int(rng.integers(2, 9))))
-        cases.append((steps, lockstep_efficiency(steps)))
+    while len(cases) < 4:
+        steps = rng.geometric(1 / float(rng.uniform(2, 12)), size=(int(rng.integers(3, 9)), int(rng.integers(3, 12))))
+        full = steps.max(axis=0).sum()
+        saved = sorted(full - np.delete(steps, c, axis=0).max(axis=0).sum() for c in range(steps.shape[0]))
+        if saved[-1] > saved[-2]:  # one answer only
+            cases.append(steps)
     return {"cases": cases}
 
 
@@ -233,7 +239,7 @@ def _next_temperature(rng: np.random.Generator) -> dict:
 # check name -> (rng -> keyword arguments of the check that bring the unseen inputs)
 UNSEEN: dict[str, Callable[[np.random.Generator], dict[str, Any]]] = {
     "parallel_mcmc.exercises.getting_started.steps_to_pay": _steps_to_pay,
-    "parallel_mcmc.exercises.parallel_chains.lockstep_efficiency": _lockstep,
+    "parallel_mcmc.exercises.parallel_chains.costliest_chain": _costliest,
     "parallel_mcmc.exercises.parallel_chains.machine_speedup": _machine_speedup,
     "parallel_mcmc.exercises.getting_started.predict_sharded": _predict_sharded,
     "parallel_mcmc.exercises.sharding_lab.device_trips": _device_trips,
@@ -271,7 +277,7 @@ def _split_calls(kw: dict) -> list[tuple]:
 # then runs the check with the same keyword arguments against the record.
 CALLS: dict[str, tuple[int, Callable[[dict], list[tuple]]]] = {
     "parallel_mcmc.exercises.getting_started.steps_to_pay": (0, lambda kw: [tuple(c) for c in kw["cases"]]),
-    "parallel_mcmc.exercises.parallel_chains.lockstep_efficiency": (0, lambda kw: [(np.asarray(s).copy(),) for s, _ in kw["cases"]]),
+    "parallel_mcmc.exercises.parallel_chains.costliest_chain": (0, lambda kw: [(np.asarray(s).copy(),) for s in kw["cases"]]),
     "parallel_mcmc.exercises.parallel_chains.machine_speedup": (
         0, lambda kw: [(np.asarray(lengths).copy(), step, iteration) for lengths, step, iteration in kw["cases"]]),
     "parallel_mcmc.exercises.getting_started.predict_sharded": (
