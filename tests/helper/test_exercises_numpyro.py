@@ -33,39 +33,48 @@ def test_split_compile_rejects_a_value():
         check.split_compile((1.0, 2.0))
 
 
-def good_chain_split(num_chains, num_devices):
-    base, extra = divmod(num_chains, num_devices)
-    groups, start = [], 0
-    for k in range(num_devices):
-        size = base + (k < extra)
-        groups.append(list(range(start, start + size)))
-        start += size
-    return groups
+def good_max_draws(memory, num_chains, num_devices, num_latent, data_bytes):
+    per_device = -(-num_chains // num_devices)
+    return max((memory - data_bytes - per_device * 40 * num_latent) // (per_device * 4 * num_latent), 0)
 
 
-def seed_style_split(num_chains, num_devices):
-    """The old bug: at least one chain per device, so 2 chains on 8 devices become 8."""
-    per = max(1, num_chains // num_devices)
-    return [list(range(k * per, (k + 1) * per)) for k in range(num_devices)]
+def test_max_draws_accepts_the_rule_and_a_search_with_the_runners_estimate(capsys):
+    from parallel_mcmc.numpyro_runner import ChainPlan, estimate_memory
 
+    check.max_draws(good_max_draws)
 
-def test_chain_split_accepts_an_even_split(capsys):
-    check.chain_split(good_chain_split)
-    check.chain_split(lambda n, d: [range(k, n, d) for k in range(d)])  # round robin is fine too
-    assert "correct" in capsys.readouterr().out
+    def by_estimate(memory, num_chains, num_devices, num_latent, data_bytes):
+        base, extra = divmod(num_chains, num_devices)
+        counts = tuple(c for c in (base + (k < extra) for k in range(num_devices)) if c)
+        plan = ChainPlan(num_chains, tuple(range(len(counts))), counts)
+        fits = lambda n: estimate_memory(plan, n, num_latent, data_bytes).per_device_bytes <= memory  # noqa: E731
+        if not fits(1):
+            return 0
+        lo, hi = 1, 2
+        while fits(hi):
+            lo, hi = hi, 2 * hi
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        return lo
+
+    check.max_draws(by_estimate)  # the check's rule is the runner's estimate
+    assert capsys.readouterr().out.count("max_draws: correct") == 2
 
 
 @pytest.mark.parametrize("wrong, message", [
-    (seed_style_split, "made up extra chains|drops"),
-    (lambda n, d: [list(range(k * (n // d), (k + 1) * (n // d))) for k in range(d)], "drops chain"),
-    (lambda n, d: [list(range(-(-n // d) * k, min(n, -(-n // d) * (k + 1)))) for k in range(d)], "evenly"),
-    (lambda n, d: [list(range(n))] + [[0]] * (d - 1), "more than once"),
-    (lambda n, d: [list(range(n))], "exactly one per device|evenly"),
-    (lambda n, d: 3, "one list"),
+    (lambda m, c, d, l, b: max((m - b - c / d * 40 * l) / (c / d * 4 * l), 0), "evenly"),
+    (lambda m, c, d, l, b: good_max_draws(m, c, d, l, 0), "leaving out the data"),
+    (lambda m, c, d, l, b: max((m - b) // (-(-c // d) * 4 * l), 0), "sampler state"),
+    (lambda m, c, d, l, b: good_max_draws(m, c, 1, l, b), "one device held all"),
+    (lambda m, c, d, l, b: (m - b - -(-c // d) * 40 * l) / (-(-c // d) * 4 * l), "round down|expected"),
+    (lambda m, c, d, l, b: good_max_draws(m, c, d, l, b) + 1, "expected"),
 ])
-def test_chain_split_rejects_wrong_answers(wrong, message):
+def test_max_draws_rejects_wrong_answers(wrong, message):
     with pytest.raises(AssertionError, match=message):
-        check.chain_split(wrong)
+        check.max_draws(wrong)
+    with pytest.raises(AssertionError, match="function itself"):
+        check.max_draws(1000)
 
 
 def good_consensus(means, covs):
@@ -107,11 +116,6 @@ def test_split_compile_names_swapped_roles_and_own_errors():
         check.split_compile(lambda ws, ns, wl, nl: (0.0, (nl - ns) / (wl - ws)))
     with pytest.raises(AssertionError, match="raised ZeroDivisionError: division by zero"):
         check.split_compile(lambda ws, ns, wl, nl: (1 / 0, 0))
-
-
-def test_chain_split_names_swapped_arguments():
-    with pytest.raises(AssertionError, match=r"\(num_chains, num_devices\), in that order"):
-        check.chain_split(lambda num_chains, num_devices: good_chain_split(num_devices, num_chains))
 
 
 def test_gaussian_consensus_accepts_float32_and_rejects_a_swapped_pair(capsys):

@@ -77,6 +77,10 @@ REFERENCES = {
         (lambda s, d: (references.device_trips(s, d)[1], references.device_trips(s, d)[1]), "one global count"),
         (lambda s, d: (references.device_trips(s, d)[0], [b.sum() for b in np.array_split(s, d)]), "added up"),
     ]),
+    "parallel_mcmc.exercises.numpyro.max_draws": (references.max_draws, False, [
+        (lambda m, c, d, l, b: references.max_draws(m, c, d, l, 0), "leaving out the data|expected"),
+        (lambda m, c, d, l, b: references.max_draws(m, c, 1, l, b), "one device held all|expected"),
+    ]),
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": (references.my_chains, False, [
         (_strided, "every"),
         (_never_refuses, "cannot be split evenly"),

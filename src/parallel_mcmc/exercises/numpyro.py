@@ -7,9 +7,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..validate import is_number
-from . import call, expect, passed
+from . import as_float, call, expect, passed
 
-__all__ = ["split_compile", "chain_split", "gaussian_consensus"]
+__all__ = ["split_compile", "max_draws", "gaussian_consensus"]
 
 
 # (compile seconds, seconds per iteration, short length, long length)
@@ -71,45 +71,59 @@ def split_compile(fn: Callable[[float, int, float, int], Any],
     passed("split_compile")
 
 
-_SPLITS = [(3, 2), (2, 8), (8, 8), (10, 4), (1, 3), (7, 3), (16, 8), (5, 1)]
+# (memory of one device in bytes, chains, devices, latent variables, data bytes): uneven splits, data that matters,
+# a budget that holds no draw at all.
+_FITS = [
+    (2**20, 3, 2, 4, 32_000),
+    (16 * 2**30, 512, 8, 2_000, 2**30),
+    (64 * 2**20, 10, 4, 100, 8 * 2**20),
+    (2**20, 2, 8, 10, 0),
+    (10_000, 4, 1, 50, 9_000),
+    (2**24, 7, 3, 25, 2**23),
+]
 
 
-def chain_split(fn: Callable[[int, int], Any], cases: Sequence[tuple[int, int]] | None = None) -> None:
-    """Check ``fn(num_chains, num_devices)``: one list of chain numbers per device, every chain once, balanced.
+def _fit(memory: int, num_chains: int, num_devices: int, num_latent: int, data_bytes: int) -> int:
+    per_device = -(-num_chains // num_devices)  # the fullest device, padding copies included
+    spare = memory - data_bytes - per_device * 10 * num_latent * 4
+    return max(spare // (per_device * num_latent * 4), 0)
 
-    ``cases`` (default: a fixed list) gives the ``(num_chains, num_devices)`` to try.
+
+def max_draws(fn: Callable[..., Any], cases: Sequence[tuple] | None = None) -> None:
+    """Check ``fn(memory_bytes, num_chains, num_devices, num_latent, data_bytes)``: the most draws that fit.
+
+    The memory is that of :func:`parallel_mcmc.numpyro_runner.estimate_memory` (float32, diagonal mass matrix):
+    on the fullest device, ``ceil(num_chains / num_devices)`` chains (padding copies are stored too), each with
+    ``num_samples * num_latent`` draws and a state of ``10 * num_latent`` numbers, 4 bytes each, plus a copy of
+    the data. The answer is the largest whole ``num_samples`` that fits, 0 if none does. ``cases`` (default: a
+    fixed table) lists the arguments.
     """
-    expect(callable(fn), "Pass your function itself, `chain_split`, not the result of calling it.")
-    for num_chains, num_devices in cases if cases is not None else _SPLITS:
-        where = f"chain_split({num_chains}, {num_devices})"
-        got = call(fn, num_chains, num_devices, what=where)
-        try:
-            groups = [[int(c) for c in g] for g in got]
-        except TypeError:
-            raise AssertionError(f"{where} returned {got!r}; return a list with one list (or range) of chain numbers per device.") from None
-        if len(groups) == num_chains != num_devices:
-            raise AssertionError(
-                f"{where} returned {len(groups)} groups, one per chain: the arguments are (num_chains, num_devices), "
-                "in that order, and there is one group per device."
-            )
-        expect(
-            len(groups) == num_devices,
-            f"{where} returned {len(groups)} group(s); return exactly one per device ({num_devices}), empty for a device without chains.",
-        )
-        flat = [c for g in groups for c in g]
-        extra = sorted(c for c in set(flat) if not 0 <= c < num_chains)
-        expect(not extra, f"{where} runs chain(s) {extra}, but only chains 0..{num_chains - 1} exist: you made up extra chains.")
-        twice = sorted(c for c in set(flat) if flat.count(c) > 1)
-        expect(not twice, f"{where} runs chain(s) {twice} more than once: each chain belongs to exactly one device.")
-        missing = sorted(set(range(num_chains)) - set(flat))
-        expect(not missing, f"{where} drops chain(s) {missing}: every chain must run on some device.")
-        sizes = [len(g) for g in groups]
-        expect(
-            max(sizes) - min(sizes) <= 1,
-            f"{where} gives the devices {sizes} chains: spread them as evenly as possible (sizes differ by at most 1), "
-            f"or the fullest device makes everyone wait.",
-        )
-    passed("chain_split")
+    expect(callable(fn), "Pass your function itself, `max_draws`, not the number it returns.")
+    for memory, num_chains, num_devices, num_latent, data_bytes in cases if cases is not None else _FITS:
+        want = _fit(memory, num_chains, num_devices, num_latent, data_bytes)
+        where = f"max_draws({memory}, {num_chains}, {num_devices}, {num_latent}, {data_bytes})"
+        got = as_float(call(fn, memory, num_chains, num_devices, num_latent, data_bytes, what=where), where)
+        if got == want:
+            continue
+        even = (memory - data_bytes - num_chains / num_devices * 40 * num_latent) / (num_chains / num_devices * 4 * num_latent)
+        uneven = num_chains % num_devices != 0
+        if uneven and (np.isclose(got, max(even, 0), rtol=1e-9) or np.isclose(got, max(np.floor(even), 0))):
+            raise AssertionError(f"{where} returned {got:g}: that shares the chains out evenly, "
+                                 f"{num_chains / num_devices:g} a device. The fullest device holds "
+                                 f"ceil({num_chains} / {num_devices}) = {-(-num_chains // num_devices)} chains "
+                                 "(the others store padding copies), and it decides.")
+        if got != int(got):
+            raise AssertionError(f"{where} returned {got:g}; a chain has a whole number of draws: round down.")
+        if got == _fit(memory, num_chains, num_devices, num_latent, 0) and data_bytes:
+            raise AssertionError(f"{where} returned {got:g}, leaving out the data: every device keeps a copy of "
+                                 f"all of it ({data_bytes} bytes).")
+        if got == max((memory - data_bytes) // (-(-num_chains // num_devices) * num_latent * 4), 0):
+            raise AssertionError(f"{where} returned {got:g}, leaving out the sampler state: 10 numbers per latent "
+                                 "variable per chain.")
+        if got == _fit(memory, num_chains, 1, num_latent, data_bytes):
+            raise AssertionError(f"{where} returned {got:g}, as if one device held all {num_chains} chains.")
+        raise AssertionError(f"{where} returned {got:g}; expected {want:,}.")
+    passed("max_draws")
 
 
 # (means, covariances, mean of the product, covariance of the product), worked out by hand.

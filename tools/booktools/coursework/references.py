@@ -17,7 +17,7 @@ from parallel_mcmc.models import sinusoid
 
 from .harness import Argument
 
-__all__ = ["steps_to_pay", "predict_sharded", "costliest_chain", "machine_speedup", "device_trips", "my_chains", "gaussian_consensus", "log_prob_noise", "pair_acceptance",
+__all__ = ["steps_to_pay", "predict_sharded", "costliest_chain", "machine_speedup", "device_trips", "max_draws", "my_chains", "gaussian_consensus", "log_prob_noise", "pair_acceptance",
            "UNSEEN", "CALLS", "unseen"]
 
 
@@ -60,6 +60,12 @@ def device_trips(steps: np.ndarray, num_devices: int) -> tuple[np.ndarray, np.nd
     steps = np.asarray(steps)
     return (np.full(num_devices, steps.max(axis=0).sum()),
             np.array([block.max(axis=0).sum() for block in np.array_split(steps, num_devices)]))
+
+
+def max_draws(memory_bytes: int, num_chains: int, num_devices: int, num_latent: int, data_bytes: int) -> int:
+    """The most draws per chain that fit on the fullest device, as estimate_memory counts them."""
+    per_device = -(-num_chains // num_devices)
+    return max((memory_bytes - data_bytes - per_device * 40 * num_latent) // (per_device * 4 * num_latent), 0)
 
 
 def my_chains(process_id: int, num_processes: int, num_chains: int) -> list[int]:
@@ -183,8 +189,15 @@ def _split_compile(rng: np.random.Generator) -> dict:
     return {"cases": cases}
 
 
-def _chain_split(rng: np.random.Generator) -> dict:
-    return {"cases": [(int(c), int(d)) for c, d in zip(rng.integers(1, 40, size=6), rng.integers(1, 12, size=6))]}
+def _max_draws(rng: np.random.Generator) -> dict:
+    cases = []
+    for _ in range(5):
+        num_devices = int(rng.integers(1, 9))
+        num_chains = int(rng.integers(1, 65))
+        num_latent = int(rng.integers(1, 5000))
+        data_bytes = int(rng.integers(0, 2**26))
+        cases.append((int(data_bytes + rng.integers(2**16, 2**31)), num_chains, num_devices, num_latent, data_bytes))
+    return {"cases": cases + [(10_000, 4, 1, 50, 9_000)]}  # a budget that holds no draw
 
 
 def _consensus(rng: np.random.Generator) -> dict:
@@ -246,7 +259,7 @@ UNSEEN: dict[str, Callable[[np.random.Generator], dict[str, Any]]] = {
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": _my_chains,
     "parallel_mcmc.exercises.beyond_one_machine.combine_chains": _combine,
     "parallel_mcmc.exercises.numpyro.split_compile": _split_compile,
-    "parallel_mcmc.exercises.numpyro.chain_split": _chain_split,
+    "parallel_mcmc.exercises.numpyro.max_draws": _max_draws,
     "parallel_mcmc.exercises.numpyro.gaussian_consensus": _consensus,
     "parallel_mcmc.exercises.ensemble.vectorized_log_prob": _log_prob,
     "parallel_mcmc.exercises.ensemble.mpi_command": _mpi,
@@ -286,7 +299,7 @@ CALLS: dict[str, tuple[int, Callable[[dict], list[tuple]]]] = {
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": (0, lambda kw: [tuple(a) for a, _ in kw["cases"]] + [tuple(a) for a in kw["uneven"]]),
     "parallel_mcmc.exercises.beyond_one_machine.combine_chains": (0, _combine_calls),
     "parallel_mcmc.exercises.numpyro.split_compile": (0, _split_calls),
-    "parallel_mcmc.exercises.numpyro.chain_split": (0, lambda kw: [tuple(c) for c in kw["cases"]]),
+    "parallel_mcmc.exercises.numpyro.max_draws": (0, lambda kw: [tuple(c) for c in kw["cases"]]),
     "parallel_mcmc.exercises.numpyro.gaussian_consensus": (
         0, lambda kw: [(np.asarray(m, dtype=float).copy(), np.asarray(c, dtype=float).copy()) for m, c, _, _ in kw["cases"]]),
     "parallel_mcmc.exercises.ensemble.vectorized_log_prob": (0, lambda kw: [(np.array(t, dtype=float),) for t, _ in kw["cases"]]),
