@@ -5,7 +5,8 @@ The data are split into ``S`` shards (:func:`split_data`). Each shard's
 so that the product of the ``S`` sub-posteriors is the full posterior.
 :func:`sample_subposteriors` samples them all at once, the shards spread over
 the devices, with two or more NUTS chains per shard so that R-hat can check
-each sub-posterior (and its divergences are counted) before they are combined. :func:`consensus_combine` turns the
+each sub-posterior (and its divergences are counted) before they are
+combined. :func:`consensus_combine` turns the
 ``S`` sets of draws into draws of the full posterior by precision-weighted
 averaging, draw by draw: exact when the sub-posteriors are Gaussian, an
 approximation otherwise.

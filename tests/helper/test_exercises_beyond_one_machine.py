@@ -48,23 +48,28 @@ def test_my_chains_rejects_a_non_function():
         check.my_chains([0, 1])
 
 
-def test_combine_accepts_the_solution(capsys):
-    check.combine_chains(lambda parts: np.concatenate(parts, axis=0))
-    assert "combine_chains: correct" in capsys.readouterr().out
+def _best(draws, base, per_process, per_draw, cores, most):
+    return min(range(1, most + 1), key=lambda p: base + p * per_process + draws * per_draw / min(p, cores))
 
 
-@pytest.mark.parametrize(
-    "wrong, message",
-    [
-        (lambda parts: np.stack(parts), "added an axis"),
-        (lambda parts: np.concatenate(parts, axis=1), "draws axis"),
-        (lambda parts: np.concatenate(parts[::-1], axis=0), "out of order"),
-        (lambda parts: np.concatenate(parts, axis=0).reshape(-1, 3), "expected"),
-    ],
-)
-def test_combine_rejects_wrong_joins(wrong, message):
+def test_best_group_accepts_the_search(capsys):
+    check.best_group(_best)
+    check.best_group(lambda *a: np.int64(_best(*a)))
+    assert capsys.readouterr().out.count("best_group: correct") == 2
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda d, b, pp, pd, c, m: m, "processes take"),
+    (lambda d, b, pp, pd, c, m: _best(d, b, 0.0, pd, c, m), "as if more processes started no slower"),
+    (lambda d, b, pp, pd, c, m: _best(d, b, pp, pd, 1e12, m), "more processes than"),
+    (lambda d, b, pp, pd, c, m: 1, "processes take"),
+    (lambda d, b, pp, pd, c, m: 2.5, "whole number"),
+])
+def test_best_group_rejects_wrong_answers(wrong, message):
     with pytest.raises(AssertionError, match=message):
-        check.combine_chains(wrong)
+        check.best_group(wrong)
+    with pytest.raises(AssertionError, match="function itself"):
+        check.best_group(2)
 
 
 def test_my_chains_names_swapped_arguments_and_own_errors():
@@ -77,16 +82,3 @@ def test_my_chains_names_swapped_arguments_and_own_errors():
         check.my_chains(swapped)
     with pytest.raises(AssertionError, match="raised TypeError: uneven.*say so with a ValueError"):
         check.my_chains(lambda p, n, c: (_ for _ in ()).throw(TypeError("uneven")) if c % n else my_chains(p, n, c))
-
-
-def test_combine_accepts_a_float32_jnp_concatenation(capsys):
-    import jax.numpy as jnp
-
-    check.combine_chains(lambda parts: jnp.concatenate([jnp.asarray(p) for p in parts]))
-    assert "combine_chains: correct" in capsys.readouterr().out
-
-
-def test_combine_on_unseen_sizes():
-    check.combine_chains(lambda parts: np.concatenate(parts), cases=[(5, 1, 1)], seed=9)
-    with pytest.raises(AssertionError, match="out of order"):
-        check.combine_chains(lambda parts: np.concatenate(parts[::-1]), cases=[(2, 2, 2)], seed=9)

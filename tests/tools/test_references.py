@@ -81,6 +81,9 @@ REFERENCES = {
         (lambda m, c, d, l, b: references.max_draws(m, c, d, l, 0), "leaving out the data|expected"),
         (lambda m, c, d, l, b: references.max_draws(m, c, 1, l, b), "one device held all|expected"),
     ]),
+    "parallel_mcmc.exercises.beyond_one_machine.best_group": (references.best_group, False, [
+        (lambda d, b, pp, pd, c, m: references.best_group(d, b, 0.0, pd, c, m), "no slower|processes take|more processes"),
+    ]),
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": (references.my_chains, False, [
         (_strided, "every"),
         (_never_refuses, "cannot be split evenly"),

@@ -6,9 +6,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import call, expect, passed
+from . import as_float, call, expect, passed
 
-__all__ = ["my_chains", "combine_chains"]
+__all__ = ["my_chains", "best_group"]
 
 
 # ((process_id, num_processes, num_chains), the chains that process holds): one full split per size.
@@ -76,45 +76,52 @@ def my_chains(fn: Callable[[int, int, int], Any], cases: Sequence[tuple[tuple[in
     passed("my_chains")
 
 
-_PART_SIZES = [(2, 2), (3, 1, 2), (4,)]
+# (draws per chain, start-up that any group pays, start-up per process, seconds of a draw in one process, cores,
+# the most processes to consider): cases whose best group is neither the largest nor 1, and ones where it is.
+_GROUP_CASES = [
+    (40_000, 2.0, 1.0, 1e-4, 8, 16),
+    (1_000, 2.0, 1.0, 1e-4, 8, 16),
+    (200_000, 1.0, 0.5, 2e-4, 4, 16),
+    (100_000, 3.0, 2.0, 1e-3, 16, 32),
+    (5_000, 1.0, 3.0, 1e-3, 2, 8),
+]
 
 
-def combine_chains(fn: Callable[[list], Any], cases: Sequence[Sequence[int]] | None = None, seed: int = 0) -> None:
-    """Check ``fn(parts)``: per-process chain arrays joined into one (chains, draws, parameters) array.
+def _group_time(p: int, draws: int, base: float, per_process: float, per_draw: float, cores: float) -> float:
+    return base + per_process * p + draws * per_draw / min(p, cores)
 
-    ``cases`` (default: a fixed list) gives the number of chains of each process's part.
+
+def _best_group(draws: int, base: float, per_process: float, per_draw: float, cores: float, most: int) -> int:
+    times = [_group_time(p, draws, base, per_process, per_draw, cores) for p in range(1, most + 1)]
+    return int(np.argmin(times)) + 1  # the smallest group among equals
+
+
+def best_group(fn: Callable[..., Any], cases: Sequence[tuple] | None = None) -> None:
+    """Check ``fn(num_draws, start_up_base, start_up_per_process, seconds_per_draw, cores, max_processes)``.
+
+    A job of ``p`` processes takes ``start_up_base + p * start_up_per_process`` to start and then
+    ``num_draws * seconds_per_draw / min(p, cores)`` to sample (``seconds_per_draw`` is one process's time for a
+    draw of all the chains; the chains are shared out, at most one process a core). The answer is the ``p`` from
+    1 to ``max_processes`` with the shortest job, the smallest of equals. ``cases`` (default: a fixed table)
+    lists the arguments.
     """
-    expect(callable(fn), "Pass your function itself, `combine`, not the result of calling it.")
-    rng = np.random.default_rng(seed)
-    for sizes in cases if cases is not None else _PART_SIZES:
-        parts = [rng.normal(size=(int(k), 7, 3)) for k in sizes]
-        where = f"combine(parts) for parts of shapes {[p.shape for p in parts]}"
-        got = np.asarray(call(fn, [p.copy() for p in parts], what=where))
-        if got.ndim == 4:
-            raise AssertionError(
-                f"combine returned shape {got.shape}: it added an axis for the process. Chains from "
-                "different processes are just more chains: join them along the chain axis."
-            )
-        if got.shape == (parts[0].shape[0], 7 * len(parts), 3) and len(set(sizes)) == 1 and len(parts) > 1:
-            raise AssertionError(
-                f"combine returned shape {got.shape}: it joined the parts along the draws axis, which glues "
-                "different chains end to end into one. R-hat then compares pieces of unrelated chains; join "
-                "along the chain axis (axis 0)."
-            )
-        total = sum(int(k) for k in sizes)
-        expect(
-            got.shape == (total, 7, 3),
-            f"{where} returned shape {got.shape}; expected {(total, 7, 3)} (chains, draws, parameters).",
-        )
-        # float32 (jnp) results are right to float32 precision
-        tol = 1e-6 if got.dtype == np.float32 else 0.0
-        start = 0
-        for k, part in zip(sizes, parts):
-            block = got[start:start + int(k)]
-            expect(
-                np.allclose(block, part, rtol=tol, atol=tol),
-                "combine has the right shape but the chains are out of order or mixed: keep the processes' "
-                "order and every chain's draws as they are.",
-            )
-            start += int(k)
-    passed("combine_chains")
+    expect(callable(fn), "Pass your function itself, `best_group`, not the group size it returns.")
+    for draws, base, per_process, per_draw, cores, most in cases if cases is not None else _GROUP_CASES:
+        want = _best_group(draws, base, per_process, per_draw, cores, most)
+        where = f"best_group({draws}, {base:g}, {per_process:g}, {per_draw:g}, {cores:g}, {most})"
+        got = as_float(call(fn, draws, base, per_process, per_draw, cores, most, what=where), where)
+        if got == want:
+            continue
+        times = {p: _group_time(p, draws, base, per_process, per_draw, cores) for p in range(1, most + 1)}
+        if got not in times:
+            raise AssertionError(f"{where} returned {got:g}; a group has a whole number of processes, 1 to {most}.")
+        if got == _best_group(draws, base, 0.0, per_draw, cores, most):
+            raise AssertionError(f"{where} returned {got:g}, as if more processes started no slower. Each one adds "
+                                 f"{per_process:g} s of start-up: {got:g} processes take {times[got]:.2f} s, "
+                                 f"{want} take {times[want]:.2f} s.")
+        if got > cores and got == _best_group(draws, base, per_process, per_draw, 1e12, most):
+            raise AssertionError(f"{where} returned {got:g}, more processes than the {cores:g} cores: beyond one "
+                                 "process a core, sampling gets no faster, and start-up still grows.")
+        raise AssertionError(f"{where} returned {got:g} ({times[got]:.2f} s); {want} processes take "
+                             f"{times[want]:.2f} s.")
+    passed("best_group")

@@ -17,7 +17,7 @@ from parallel_mcmc.models import sinusoid
 
 from .harness import Argument
 
-__all__ = ["steps_to_pay", "predict_sharded", "costliest_chain", "machine_speedup", "device_trips", "max_draws", "my_chains", "gaussian_consensus", "log_prob_noise", "pair_acceptance",
+__all__ = ["steps_to_pay", "predict_sharded", "costliest_chain", "machine_speedup", "device_trips", "max_draws", "best_group", "my_chains", "gaussian_consensus", "log_prob_noise", "pair_acceptance",
            "UNSEEN", "CALLS", "unseen"]
 
 
@@ -66,6 +66,13 @@ def max_draws(memory_bytes: int, num_chains: int, num_devices: int, num_latent: 
     """The most draws per chain that fit on the fullest device, as estimate_memory counts them."""
     per_device = -(-num_chains // num_devices)
     return max((memory_bytes - data_bytes - per_device * 40 * num_latent) // (per_device * 4 * num_latent), 0)
+
+
+def best_group(num_draws: int, start_up_base: float, start_up_per_process: float, seconds_per_draw: float,
+               cores: float, max_processes: int) -> int:
+    """The group size with the shortest job: start-up grows with each process, sampling shrinks up to the cores."""
+    return min(range(1, max_processes + 1), key=lambda p: start_up_base + p * start_up_per_process
+               + num_draws * seconds_per_draw / min(p, cores))
 
 
 def my_chains(process_id: int, num_processes: int, num_chains: int) -> list[int]:
@@ -176,9 +183,14 @@ def _my_chains(rng: np.random.Generator) -> dict:
     return {"cases": cases, "uneven": uneven}
 
 
-def _combine(rng: np.random.Generator) -> dict:
-    return {"cases": [[int(k) for k in rng.integers(1, 6, size=int(rng.integers(2, 5)))] for _ in range(3)],
-            "seed": int(rng.integers(1, 2**31))}
+def _best_group(rng: np.random.Generator) -> dict:
+    cases = []
+    while len(cases) < 5:
+        case = (int(rng.integers(100, 10**7)), float(rng.uniform(0.5, 5)), float(rng.uniform(0.05, 3)),
+                float(rng.uniform(1e-5, 1e-2)), int(rng.choice([2, 4, 8, 16, 64])), int(rng.integers(2, 65)))
+        if best_group(*case) != best_group(case[0], case[1], 0.0, *case[3:]):  # start-up per process matters
+            cases.append(case)
+    return {"cases": cases}
 
 
 def _split_compile(rng: np.random.Generator) -> dict:
@@ -257,7 +269,7 @@ UNSEEN: dict[str, Callable[[np.random.Generator], dict[str, Any]]] = {
     "parallel_mcmc.exercises.getting_started.predict_sharded": _predict_sharded,
     "parallel_mcmc.exercises.sharding_lab.device_trips": _device_trips,
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": _my_chains,
-    "parallel_mcmc.exercises.beyond_one_machine.combine_chains": _combine,
+    "parallel_mcmc.exercises.beyond_one_machine.best_group": _best_group,
     "parallel_mcmc.exercises.numpyro.split_compile": _split_compile,
     "parallel_mcmc.exercises.numpyro.max_draws": _max_draws,
     "parallel_mcmc.exercises.numpyro.gaussian_consensus": _consensus,
@@ -270,15 +282,6 @@ UNSEEN: dict[str, Callable[[np.random.Generator], dict[str, Any]]] = {
 
 
 # --------------------------------------------------------------------------- the calls the checks make
-
-
-def _combine_calls(kw: dict) -> list[tuple]:
-    rng = np.random.default_rng(kw["seed"])  # as processes.combine_chains draws its parts
-    calls = []
-    for sizes in kw["cases"]:
-        parts = [rng.normal(size=(int(k), 7, 3)) for k in sizes]
-        calls.append(([p.copy() for p in parts],))
-    return calls
 
 
 def _split_calls(kw: dict) -> list[tuple]:
@@ -297,7 +300,7 @@ CALLS: dict[str, tuple[int, Callable[[dict], list[tuple]]]] = {
         0, lambda kw: [(np.asarray(st).copy(), np.asarray(ss, float).copy(), d, c, i) for st, ss, d, c, i in kw["cases"]]),
     "parallel_mcmc.exercises.sharding_lab.device_trips": (0, lambda kw: [(np.asarray(s).copy(), d) for s, d in kw["cases"]]),
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": (0, lambda kw: [tuple(a) for a, _ in kw["cases"]] + [tuple(a) for a in kw["uneven"]]),
-    "parallel_mcmc.exercises.beyond_one_machine.combine_chains": (0, _combine_calls),
+    "parallel_mcmc.exercises.beyond_one_machine.best_group": (0, lambda kw: [tuple(c) for c in kw["cases"]]),
     "parallel_mcmc.exercises.numpyro.split_compile": (0, _split_calls),
     "parallel_mcmc.exercises.numpyro.max_draws": (0, lambda kw: [tuple(c) for c in kw["cases"]]),
     "parallel_mcmc.exercises.numpyro.gaussian_consensus": (
