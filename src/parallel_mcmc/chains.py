@@ -2,9 +2,11 @@
 
 The runners take a BlackJAX-style ``step(key, state) -> (state, info)`` and a
 number of draws, and return a compiled function of per-chain keys and states.
-Every runner gives each chain the same random keys (``jax.random.split`` of
-that chain's key into one key per draw), so all of them produce the same
-draws from the same keys; they differ only in how the chains are laid out:
+Every runner gives each chain the same random keys (draw ``i`` of a chain
+uses ``jax.random.fold_in(key, i)`` of that chain's key, made when the draw
+starts, so no array of keys grows with the draws), and all of them produce
+the same draws from the same keys; they differ only in how the chains are
+laid out:
 
 ================================  =============================================
 :func:`sequential_runner`         chains one after another (``lax.map``), one device
@@ -43,14 +45,19 @@ def _check_step(step: Any, num_draws: Any) -> None:
     whole_number("num_draws", num_draws, 1)
 
 
+def _draw_keys(keys: Any, i: Any) -> Any:
+    """Every chain's key for draw ``i``: ``fold_in`` of its own key, made when the draw starts."""
+    return jax.vmap(jax.random.fold_in, in_axes=(0, None))(keys, i)
+
+
 def _one_chain(step: Step, num_draws: int):
     """The plain, traceable loop of one chain: ``lax.scan`` over its draw keys."""
     def run(key, state):
-        def one_draw(state, draw_key):
-            state, info = step(draw_key, state)
+        def one_draw(state, i):
+            state, info = step(jax.random.fold_in(key, i), state)
             return state, (state.position, info)
 
-        _, (positions, info) = jax.lax.scan(one_draw, state, jax.random.split(key, num_draws))
+        _, (positions, info) = jax.lax.scan(one_draw, state, jnp.arange(num_draws))
         return positions, info
 
     return run
@@ -71,13 +78,11 @@ def vmap_runner(step: Step, num_draws: int):
     _check_step(step, num_draws)
 
     def run(keys, states):
-        draw_keys = jax.vmap(lambda k: jax.random.split(k, num_draws))(keys)  # (chain, draw)
-
-        def one_draw(states, keys_now):
-            states, info = jax.vmap(step)(keys_now, states)
+        def one_draw(states, i):
+            states, info = jax.vmap(step)(_draw_keys(keys, i), states)
             return states, (states.position, info)
 
-        _, out = jax.lax.scan(one_draw, states, draw_keys.swapaxes(0, 1))
+        _, out = jax.lax.scan(one_draw, states, jnp.arange(num_draws))
         return jax.tree.map(lambda x: x.swapaxes(0, 1), out)  # back to (chain, draw, ...)
 
     return jax.jit(run)
@@ -123,11 +128,9 @@ def summary_runner(step: Step, num_draws: int):
     _check_step(step, num_draws)
 
     def run(keys, states):
-        draw_keys = jax.vmap(lambda k: jax.random.split(k, num_draws))(keys).swapaxes(0, 1)
-
-        def one_draw(carry, keys_now):
+        def one_draw(carry, _):
             states, count, mean, m2 = carry
-            states, _ = jax.vmap(step)(keys_now, states)
+            states, _ = jax.vmap(step)(_draw_keys(keys, count), states)  # count: the draws so far, this draw's i
             count = count + 1
             delta = jax.tree.map(lambda x, m: x - m, states.position, mean)
             mean = jax.tree.map(lambda m, d: m + d / count, mean, delta)
@@ -135,7 +138,8 @@ def summary_runner(step: Step, num_draws: int):
             return (states, count, mean, m2), None
 
         zeros = jax.tree.map(jnp.zeros_like, states.position)
-        (_, count, mean, m2), _ = jax.lax.scan(one_draw, (states, 0, zeros, zeros), draw_keys)
+        # no array over the draws at all, not even their numbers: the count in the carry numbers them
+        (_, count, mean, m2), _ = jax.lax.scan(one_draw, (states, 0, zeros, zeros), None, length=num_draws)
         return mean, jax.tree.map(lambda s: s / jnp.maximum(count - 1, 1), m2)
 
     return jax.jit(run)

@@ -173,3 +173,24 @@ def test_summary_runner_matches_the_stored_draws():
         assert mean[name].shape == (3,)
     with pytest.raises(ValueError):
         ch.summary_runner(nuts.step, 0)
+
+
+def test_a_longer_run_continues_the_shorter_one(nuts, inputs, reference):
+    """Draw i's key is fold_in(key, i), whatever the run's length: the first draws of a longer run are the
+    draws of a shorter one."""
+    keys, states = inputs
+    longer, _ = ch.vmap_runner(nuts.step, 2 * NUM_DRAWS)(keys, states)
+    for name in reference[0]:
+        np.testing.assert_allclose(np.asarray(longer[name])[:, :NUM_DRAWS], np.asarray(reference[0][name]), rtol=1e-5)
+
+
+def test_summary_runner_memory_does_not_grow_with_the_draws(nuts, inputs):
+    keys, states = inputs
+
+    def footprint(num_draws):
+        m = ch.summary_runner(nuts.step, num_draws).lower(keys, states).compile().memory_analysis()
+        return m.output_size_in_bytes + m.temp_size_in_bytes
+
+    assert footprint(50_000) == footprint(5_000)  # ten times the draws, not a byte more
+    stored = ch.vmap_runner(nuts.step, 5_000).lower(keys, states).compile().memory_analysis()
+    assert stored.output_size_in_bytes > 20 * footprint(5_000)  # what keeping the draws costs
