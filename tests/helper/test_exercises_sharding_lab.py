@@ -373,3 +373,80 @@ def test_device_trips_rejects_plausible_wrong_answers(wrong, message):
         check.device_trips(wrong)
     with pytest.raises(AssertionError, match="function itself"):
         check.device_trips(_trips(np.ones((2, 2)), 2))
+
+
+# ---------------------------------------------------------------- two axes: predicted collectives
+
+
+@pytest.fixture(scope="module")
+def program_4x2():
+    """The page's manual log-likelihood and gradient (psum_scatter) compiled on a 4 x 2 data x model mesh."""
+    mesh = jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1024, 512)).astype(np.float32)
+    y = (rng.random(1024) < 0.5).astype(np.float32)
+    beta = rng.normal(size=512).astype(np.float32)
+
+    def program(X_block, y_block, beta_block):
+        z = jax.lax.psum(X_block @ beta_block, "model")
+        total = jax.lax.psum(jnp.sum(y_block * z - jax.nn.softplus(z)), "data")
+        grad = jax.lax.psum_scatter(X_block.T @ (y_block - jax.nn.sigmoid(z)), "data", tiled=True)
+        return total, grad
+
+    f = jax.jit(jax.shard_map(program, mesh=mesh, in_specs=(P("data", "model"), P("data"), P("model")),
+                              out_specs=(P(), P(("model", "data")))))
+    args = (jax.device_put(X, NamedSharding(mesh, P("data", "model"))),
+            jax.device_put(y, NamedSharding(mesh, P("data"))),
+            jax.device_put(beta, NamedSharding(mesh, P("model"))))
+    return f.lower(*args).compile().as_text(), dict(mesh.shape)
+
+
+RIGHT_4X2 = [("all-reduce", "model", 1024), ("all-reduce", "data", 4), ("reduce-scatter", "data", 256)]
+
+
+def test_predicted_collectives_accepts_the_solution_in_any_order(program_4x2, capsys):
+    program, shape = program_4x2
+    check.predicted_collectives(RIGHT_4X2, program, shape)
+    check.predicted_collectives([list(t) for t in reversed(RIGHT_4X2)], program, shape)
+    check.predicted_collectives([(k, a, np.int64(b)) for k, a, b in RIGHT_4X2], program, shape)
+    assert capsys.readouterr().out.count("✔") == 3
+
+
+@pytest.mark.parametrize("wrong, message", [
+    ([("all-reduce", "model", 1024), ("all-reduce", "data", 4), ("all-reduce", "data", 256)], "psum_scatter compiles"),
+    ([("all-reduce", "model", 1024), ("reduce-scatter", "data", 256)], "2 collectives"),
+    ([("all-reduce", "data", 1024), ("all-reduce", "model", 4), ("reduce-scatter", "data", 256)], "wrong mesh axis"),
+    ([("all-reduce", "model", 1024), ("all-reduce", "data", 4), ("reduce-scatter", "model", 256)], "not the mesh axes"),
+    ([("all-reduce", "model", 1024), ("all-reduce", "data", 4), ("reduce-scatter", "data", 1024)], "whole sum"),
+    ([("all-reduce", "model", 256), ("all-reduce", "data", 1), ("reduce-scatter", "data", 64)], "not numbers"),
+    ([("all-reduce", "model", 2048), ("all-reduce", "data", 4), ("reduce-scatter", "data", 256)], "2048 bytes"),
+    ([("psum", "model", 1024), ("psum", "data", 4), ("psum_scatter", "data", 256)], "not a collective's name"),
+    ([("all-reduce", "x", 1024), ("all-reduce", "data", 4), ("reduce-scatter", "data", 256)], "not an axis"),
+    ([("all-reduce", "model")], "triple"),
+    ("all-reduce", "list of"),
+    ([("all-reduce", "model", 1024.5), ("all-reduce", "data", 4), ("reduce-scatter", "data", 256)], "whole number"),
+])
+def test_predicted_collectives_rejects_plausible_wrong_answers(program_4x2, wrong, message):
+    program, shape = program_4x2
+    rejects(check.predicted_collectives, wrong, program, shape, match=message)
+
+
+def test_predicted_collectives_needs_a_compiled_program_and_distinct_axis_sizes(program_4x2):
+    program, shape = program_4x2
+    rejects(check.predicted_collectives, RIGHT_4X2, "f32[4] all-reduce", shape, match="compiled program's text")
+    rejects(check.predicted_collectives, RIGHT_4X2, program, {"data": 2, "model": 2}, match="one size")
+
+
+def test_predicted_collectives_reads_each_form_of_replica_groups():
+    """Written-out groups, the compact iota form (transposed too) and the named-mesh form, tuple results."""
+    program = "\n".join([
+        "HloModule m",
+        "  %a = f32[512]{0} all-reduce(%p), channel_id=1, replica_groups={{0,1,2,3},{4,5,6,7}}, to_apply=%add",
+        "  %b = f32[64]{0} reduce-scatter(%q), channel_id=2, replica_groups=[4,2]<=[2,4]T(1,0), dimensions={0}",
+        "  ROOT %c = (f32[], f32[128]{0}) all-reduce(%r, %s), replica_groups=mesh['axis_0'=2,'axis_1'=4] {'axis_0'}, x",
+        "  %d = f32[1024,128]{1,0} all-gather-start(%t), replica_groups=mesh['axis_0'=8] {'axis_0'}, dimensions={0}",
+    ])
+    shape = {"data": 2, "model": 4}
+    check.predicted_collectives([("all-reduce", "model", 2048), ("reduce-scatter", "data", 256),
+                                 ("all-reduce", "data", 516), ("all-gather", "data+model", 1024 * 128 * 4)],
+                                program, shape)

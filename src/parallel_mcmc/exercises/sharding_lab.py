@@ -691,6 +691,9 @@ def predicted_collectives(predicted: Any, program: str, mesh_shape: Mapping[str,
     if sorted((k, a) for k, a, _ in predicted_sorted) != sorted((k, a) for k, a, _ in actual):
         raise AssertionError(f"The kinds are right but not the mesh axes: you predicted "
                              f"{sorted((k, a) for k, a, _ in predicted_sorted)}. Each psum names the axis it sums over.")
+    if sorted((k, b) for k, _, b in predicted_sorted) == sorted((k, b) for k, _, b in actual):
+        raise AssertionError("The kinds, the mesh axes and the sizes all occur, but a size is paired with the wrong "
+                             "mesh axis: which psum sums the partial products, and over which axis?")
     for (kind, axis, got), (_, _, want) in zip(predicted_sorted, actual):
         if got == want:
             continue
