@@ -351,7 +351,8 @@ def bench_emcee(size: BenchSize, cores: int) -> list[Row]:
                        "--pool", "sharing", "--steps", str(steps), "--repeats", str(repeats)]
                 subprocess.run(cmd, check=True, capture_output=True, timeout=600)
                 result = dict(np.load(out))
-            mpi_run = Timing(f"MPI, {workers} ranks", tuple(result["times"]), float(result["first_time"]))
+            # one cost (the default one), so the first row of every per-cost array
+            mpi_run = Timing(f"MPI, {workers} ranks", tuple(result["times"][0]), float(result["first_time"][0]))
             predicted = costmodel.pool_run_time(result["tasks_per_map"].tolist(), one_call, workers, cores)
             predictions[mpi_run.label] = costmodel.predict(mpi_run, predicted, f"{workers} ranks, master shares")
         note = (f"one log-probability {1e3 * one_call:.2f} ms, a task's round trip through the pool "
