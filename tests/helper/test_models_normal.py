@@ -110,3 +110,13 @@ def test_spread_positions_fill_the_box_from_the_seed():
 def test_positions_need_a_whole_number_of_chains(make, bad):
     with pytest.raises(ArgumentError, match="num_chains must be a whole number >= 1"):
         make(bad)
+
+
+def test_observed_refuses_a_key_that_is_not_a_seed():
+    import pytest
+
+    from parallel_mcmc.models import normal
+
+    for bad in (-1, 1.5, "0"):
+        with pytest.raises(ValueError, match="key"):
+            normal.observed(10, key=bad)

@@ -162,3 +162,18 @@ def test_linear_posterior_checks_the_shapes(X, y):
 def test_linear_posterior_needs_a_positive_prior_power(linear, bad):
     with pytest.raises(ArgumentError, match="prior_power must be a positive number"):
         regression.linear_posterior(linear.X, linear.y, prior_power=bad)
+
+
+@pytest.mark.parametrize("bad", [{"prior_sd": 0.0}, {"noise_sd": -1.0}, {"prior_power": 0.0}, {"prior_sd": float("nan")}])
+def test_models_and_posterior_refuse_scales_that_are_not_positive(bad):
+    import jax
+    from numpyro import handlers
+
+    data = regression.make_linear_data(20, 2, seed=0)
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        regression.linear_posterior(data.X, data.y, **bad)
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        handlers.seed(regression.linear_model, jax.random.key(0))(data.X, data.y, **bad)
+    if "noise_sd" not in bad:
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            handlers.seed(regression.logistic_model, jax.random.key(0))(data.X, data.y, **bad)

@@ -48,6 +48,7 @@ def _observed(num: int, key: int):
 def observed(num: int = NUM_OBSERVATIONS, key: int = DATA_KEY):
     """The observations: ``num`` draws of N(TRUE_LOC, TRUE_SCALE²) from ``jax.random.key(key)``."""
     whole_number("num", num, 2, of=" of observations")
+    whole_number("key", key, 0, of=" (the seed of jax.random.key)")
     return _observed(num, key)
 
 

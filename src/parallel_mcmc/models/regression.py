@@ -41,6 +41,12 @@ def _check_sizes(n: int, p: int) -> None:
         whole_number(name, value, 1)
 
 
+def _check_scales(**scales: float) -> None:
+    """Standard deviations and the prior's power must be positive numbers (a 0 or a negative would give NaNs)."""
+    for name, value in scales.items():
+        real_number(name, value, above=0)
+
+
 def _design(rng: np.random.Generator, n: int, p: int) -> np.ndarray:
     """An intercept column followed by p - 1 standard normal covariates."""
     X = rng.standard_normal((n, p))
@@ -73,6 +79,7 @@ def make_logistic_data(n: int, p: int = 3, *, seed: int = 0, beta: np.ndarray | 
 
 def linear_model(X, y=None, *, prior_sd: float = 1.0, noise_sd: float = 1.0, prior_power: float = 1.0):
     """NumPyro model: ``beta ~ N(0, prior_sd^2 I)`` raised to ``prior_power``, ``y ~ N(X beta, noise_sd^2)``."""
+    _check_scales(prior_sd=prior_sd, noise_sd=noise_sd, prior_power=prior_power)
     p = X.shape[-1]
     with numpyro.handlers.scale(scale=prior_power):
         beta = numpyro.sample("beta", dist.Normal(0.0, prior_sd).expand([p]).to_event(1))
@@ -81,6 +88,7 @@ def linear_model(X, y=None, *, prior_sd: float = 1.0, noise_sd: float = 1.0, pri
 
 def logistic_model(X, y=None, *, prior_sd: float = 2.5, prior_power: float = 1.0):
     """NumPyro model: ``beta ~ N(0, prior_sd^2 I)`` raised to ``prior_power``, ``y ~ Bernoulli(sigmoid(X beta))``."""
+    _check_scales(prior_sd=prior_sd, prior_power=prior_power)
     p = X.shape[-1]
     with numpyro.handlers.scale(scale=prior_power):
         beta = numpyro.sample("beta", dist.Normal(0.0, prior_sd).expand([p]).to_event(1))
@@ -96,7 +104,7 @@ def linear_posterior(X, y, *, prior_sd: float = 1.0, noise_sd: float = 1.0, prio
     y = np.asarray(y, dtype=np.float64)
     if X.ndim != 2 or y.shape != (X.shape[0],):
         raise ValueError(f"X must be (n, p) and y (n,), got {X.shape} and {y.shape}.")
-    real_number("prior_power", prior_power, above=0)
+    _check_scales(prior_sd=prior_sd, noise_sd=noise_sd, prior_power=prior_power)
     precision = X.T @ X / noise_sd**2 + np.eye(X.shape[1]) * prior_power / prior_sd**2
     cov = np.linalg.inv(precision)
     mean = cov @ (X.T @ y) / noise_sd**2
