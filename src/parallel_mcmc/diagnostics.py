@@ -60,7 +60,11 @@ def nested_rhat(draws: Any, num_superchains: int) -> float:
             "choose a divisor of the number of chains."
         )
     if not np.isfinite(x).all():
-        raise ValueError("draws contain NaN or infinite values.")
+        bad = sorted(set(np.nonzero(~np.isfinite(x))[0].tolist()))
+        raise ValueError(
+            f"draws of chain(s) {bad[:10]}{' ...' if len(bad) > 10 else ''} hold NaN or infinite values: such a "
+            "chain diverged or its log-density returned NaN; find out why (or drop those chains) before diagnosing."
+        )
     x = x.reshape(num_superchains, num_chains // num_superchains, num_draws)
     chain_means = x.mean(axis=2)  # (superchain, chain)
     between = chain_means.mean(axis=1).var(ddof=1)
@@ -68,5 +72,10 @@ def nested_rhat(draws: Any, num_superchains: int) -> float:
     within_chains = x.var(axis=2, ddof=1).mean(axis=1) if num_draws > 1 else np.zeros(num_superchains)
     within = float((between_chains + within_chains).mean())
     if within == 0.0:
-        raise ValueError("every chain is constant: nested R-hat is undefined.")
+        raise ValueError(
+            "no spread within any superchain (W = 0): every chain is constant"
+            + (", and with one chain a superchain and one draw a chain nothing can vary; use several chains per "
+               "superchain or more draws." if num_draws == 1 or num_chains == num_superchains else
+               "; the chains did not move (a step size of 0, or every proposal rejected?).")
+        )
     return float(np.sqrt(1.0 + between / within))

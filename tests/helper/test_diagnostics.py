@@ -110,10 +110,12 @@ def test_nested_rhat_needs_equal_superchains():
 def test_nested_rhat_refuses_non_finite_draws(bad):
     draws = np.random.default_rng(0).normal(size=(4, 3))
     draws[1, 2] = bad
-    with pytest.raises(ValueError, match="NaN or infinite"):
+    with pytest.raises(ValueError, match=r"chain\(s\) \[1\] hold NaN or infinite values.*diverged"):
         diagnostics.nested_rhat(draws, 2)
 
 
 def test_nested_rhat_of_constant_chains_is_undefined():
-    with pytest.raises(ValueError, match="every chain is constant"):
+    with pytest.raises(ValueError, match="every chain is constant; the chains did not move"):
         diagnostics.nested_rhat(np.repeat([[1.0], [1.0], [2.0], [2.0]], 5, axis=1), 2)
+    with pytest.raises(ValueError, match="one chain a superchain and one draw a chain.*several chains"):
+        diagnostics.nested_rhat(np.array([[1.0], [2.0]]), 2)
