@@ -82,3 +82,35 @@ def test_my_chains_names_swapped_arguments_and_own_errors():
         check.my_chains(swapped)
     with pytest.raises(AssertionError, match="raised TypeError: uneven.*say so with a ValueError"):
         check.my_chains(lambda p, n, c: (_ for _ in ()).throw(TypeError("uneven")) if c % n else my_chains(p, n, c))
+
+
+def test_combine_accepts_the_solution(capsys):
+    check.combine_chains(lambda parts: np.concatenate(parts, axis=0))
+    assert "combine_chains: correct" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (lambda parts: np.stack(parts), "added an axis"),
+        (lambda parts: np.concatenate(parts, axis=1), "draws axis"),
+        (lambda parts: np.concatenate(parts[::-1], axis=0), "out of order"),
+        (lambda parts: np.concatenate(parts, axis=0).reshape(-1, 3), "expected"),
+    ],
+)
+def test_combine_rejects_wrong_joins(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        check.combine_chains(wrong)
+
+
+def test_combine_accepts_a_float32_jnp_concatenation(capsys):
+    import jax.numpy as jnp
+
+    check.combine_chains(lambda parts: jnp.concatenate([jnp.asarray(p) for p in parts]))
+    assert "combine_chains: correct" in capsys.readouterr().out
+
+
+def test_combine_on_unseen_sizes():
+    check.combine_chains(lambda parts: np.concatenate(parts), cases=[(5, 1, 1)], seed=9)
+    with pytest.raises(AssertionError, match="out of order"):
+        check.combine_chains(lambda parts: np.concatenate(parts[::-1]), cases=[(2, 2, 2)], seed=9)

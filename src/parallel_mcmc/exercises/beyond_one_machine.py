@@ -8,7 +8,7 @@ import numpy as np
 
 from . import as_float, call, expect, passed
 
-__all__ = ["my_chains", "best_group"]
+__all__ = ["my_chains", "best_group", "combine_chains"]
 
 
 # ((process_id, num_processes, num_chains), the chains that process holds): one full split per size.
@@ -125,3 +125,48 @@ def best_group(fn: Callable[..., Any], cases: Sequence[tuple] | None = None) -> 
         raise AssertionError(f"{where} returned {got:g} ({times[got]:.2f} s); {want} processes take "
                              f"{times[want]:.2f} s.")
     passed("best_group")
+
+
+# Joining each process's chains into one array (the grader's toy chapter in the tests uses this check too).
+_PART_SIZES = [(2, 2), (3, 1, 2), (4,)]
+
+
+def combine_chains(fn: Callable[[list], Any], cases: Sequence[Sequence[int]] | None = None, seed: int = 0) -> None:
+    """Check ``fn(parts)``: per-process chain arrays joined into one (chains, draws, parameters) array.
+
+    ``cases`` (default: a fixed list) gives the number of chains of each process's part.
+    """
+    expect(callable(fn), "Pass your function itself, `combine`, not the result of calling it.")
+    rng = np.random.default_rng(seed)
+    for sizes in cases if cases is not None else _PART_SIZES:
+        parts = [rng.normal(size=(int(k), 7, 3)) for k in sizes]
+        where = f"combine(parts) for parts of shapes {[p.shape for p in parts]}"
+        got = np.asarray(call(fn, [p.copy() for p in parts], what=where))
+        if got.ndim == 4:
+            raise AssertionError(
+                f"combine returned shape {got.shape}: it added an axis for the process. Chains from "
+                "different processes are just more chains: join them along the chain axis."
+            )
+        if got.shape == (parts[0].shape[0], 7 * len(parts), 3) and len(set(sizes)) == 1 and len(parts) > 1:
+            raise AssertionError(
+                f"combine returned shape {got.shape}: it joined the parts along the draws axis, which glues "
+                "different chains end to end into one. R-hat then compares pieces of unrelated chains; join "
+                "along the chain axis (axis 0)."
+            )
+        total = sum(int(k) for k in sizes)
+        expect(
+            got.shape == (total, 7, 3),
+            f"{where} returned shape {got.shape}; expected {(total, 7, 3)} (chains, draws, parameters).",
+        )
+        # float32 (jnp) results are right to float32 precision
+        tol = 1e-6 if got.dtype == np.float32 else 0.0
+        start = 0
+        for k, part in zip(sizes, parts):
+            block = got[start:start + int(k)]
+            expect(
+                np.allclose(block, part, rtol=tol, atol=tol),
+                "combine has the right shape but the chains are out of order or mixed: keep the processes' "
+                "order and every chain's draws as they are.",
+            )
+            start += int(k)
+    passed("combine_chains")

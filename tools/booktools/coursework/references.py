@@ -183,6 +183,11 @@ def _my_chains(rng: np.random.Generator) -> dict:
     return {"cases": cases, "uneven": uneven}
 
 
+def _combine(rng: np.random.Generator) -> dict:
+    return {"cases": [[int(k) for k in rng.integers(1, 6, size=int(rng.integers(2, 5)))] for _ in range(3)],
+            "seed": int(rng.integers(1, 2**31))}
+
+
 def _best_group(rng: np.random.Generator) -> dict:
     cases = []
     while len(cases) < 5:
@@ -270,6 +275,7 @@ UNSEEN: dict[str, Callable[[np.random.Generator], dict[str, Any]]] = {
     "parallel_mcmc.exercises.sharding_lab.device_trips": _device_trips,
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": _my_chains,
     "parallel_mcmc.exercises.beyond_one_machine.best_group": _best_group,
+    "parallel_mcmc.exercises.beyond_one_machine.combine_chains": _combine,
     "parallel_mcmc.exercises.numpyro.split_compile": _split_compile,
     "parallel_mcmc.exercises.numpyro.max_draws": _max_draws,
     "parallel_mcmc.exercises.numpyro.gaussian_consensus": _consensus,
@@ -288,6 +294,15 @@ def _split_calls(kw: dict) -> list[tuple]:
     return [(c + p * ns, ns, c + p * nl, nl) for c, p, ns, nl in kw["cases"]]
 
 
+def _combine_calls(kw: dict) -> list[tuple]:
+    rng = np.random.default_rng(kw["seed"])  # as processes.combine_chains draws its parts
+    calls = []
+    for sizes in kw["cases"]:
+        parts = [rng.normal(size=(int(k), 7, 3)) for k in sizes]
+        calls.append(([p.copy() for p in parts],))
+    return calls
+
+
 # check name -> (index of the learner's function among the check's arguments, keyword arguments -> the calls
 # the check makes of it with those unseen inputs). The sandbox makes these calls and records them; the judge
 # then runs the check with the same keyword arguments against the record.
@@ -301,6 +316,7 @@ CALLS: dict[str, tuple[int, Callable[[dict], list[tuple]]]] = {
     "parallel_mcmc.exercises.sharding_lab.device_trips": (0, lambda kw: [(np.asarray(s).copy(), d) for s, d in kw["cases"]]),
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": (0, lambda kw: [tuple(a) for a, _ in kw["cases"]] + [tuple(a) for a in kw["uneven"]]),
     "parallel_mcmc.exercises.beyond_one_machine.best_group": (0, lambda kw: [tuple(c) for c in kw["cases"]]),
+    "parallel_mcmc.exercises.beyond_one_machine.combine_chains": (0, _combine_calls),
     "parallel_mcmc.exercises.numpyro.split_compile": (0, _split_calls),
     "parallel_mcmc.exercises.numpyro.max_draws": (0, lambda kw: [tuple(c) for c in kw["cases"]]),
     "parallel_mcmc.exercises.numpyro.gaussian_consensus": (
