@@ -12,7 +12,9 @@ answers from :mod:`booktools.coursework.references`.
 The job: ``{"devices": n, "seed": s, "checks": [{"label", "module", "function",
 "observation", "literals": {"args": {index: value}, "kwargs": {name: value}}}]}``.
 The answer: one ``{"label", "status", "message"}`` per check, status ``passed``,
-``failed`` (an ``AssertionError`` of the check) or ``error``.
+``failed`` (an ``AssertionError`` of the check) or ``error``. A check that passes on the chapter's
+inputs but fails on its unseen ``cases`` is run again on each case alone, and its ``failed`` verdict
+carries ``"fraction"``: the share of the cases passed (partial credit).
 """
 
 from __future__ import annotations
@@ -85,8 +87,36 @@ def judge_check(item: dict, devices: int | None, seed: int) -> dict:
             try:
                 check(*args, **{**kwargs, **extra})
             except (Exception, ForgedData) as err:  # noqa: BLE001 - every failure is a verdict
-                return _failure(label, err, "On inputs the notebook does not show: ")
+                verdict = _failure(label, err, "On inputs the notebook does not show: ")
+                share = _share_of_cases(check, args, kwargs, extra)
+                if verdict["status"] == "failed" and share is not None:
+                    passed, n = share
+                    verdict["fraction"] = passed / n
+                    verdict["message"] += f" ({passed} of {n} unseen cases passed)"
+                return verdict
     return _verdict(label, "passed")
+
+
+def _share_of_cases(check, args: list, kwargs: dict, extra: dict) -> tuple[int, int] | None:
+    """(cases passed, cases) when the check's unseen inputs are lists of independent cases (``cases=``,
+    ``uneven=``...), each run alone with the other lists empty; None when there are fewer than two
+    (partial credit is given only where the cases can be told apart)."""
+    from .codec import ForgedData
+
+    lists = {key: list(value) for key, value in extra.items() if isinstance(value, (list, tuple))}
+    if sum(map(len, lists.values())) < 2:
+        return None
+    passed = total = 0
+    for key, items in lists.items():
+        for item in items:
+            total += 1
+            alone = {**kwargs, **extra, **{k: [] for k in lists}, key: [item]}
+            try:
+                check(*args, **alone)
+                passed += 1
+            except (Exception, ForgedData):  # noqa: BLE001 - a case that fails or cannot be judged earns nothing
+                pass
+    return passed, total
 
 
 def main() -> int:

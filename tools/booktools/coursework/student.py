@@ -103,9 +103,10 @@ class Exercise:
     checks: list[str] = field(default_factory=list)  # check cell sources
     solution_code: list[str] = field(default_factory=list)  # the solution's code cells
     solution_text: list[str] = field(default_factory=list)  # the solution's prose lines
+    points: float = 1.0  # what it is worth in the grade (the chapter's ``exercise_points``, default 1)
 
     def as_metadata(self) -> dict:
-        return {"label": self.label, "checks": list(self.checks)}
+        return {"label": self.label, "checks": list(self.checks), "points": self.points}
 
 
 @dataclass
@@ -394,6 +395,28 @@ def _tags(cell: dict) -> list[str]:
     return list(cell.get("metadata", {}).get("tags", []) or [])
 
 
+POINTS_KEY = "exercise_points"  # front-matter key: {label: points} (sphinx-exercise refuses unknown options)
+
+
+def _exercise_points(nb: nbformat.NotebookNode, chapter: Path, exercises: dict[str, Exercise]) -> dict[str, float]:
+    """The points of the chapter's exercises named in its front matter (``exercise_points: {label: N}``);
+    a label that is not an exercise of the chapter, or points that are not a positive number, are an error."""
+    table = nb.metadata.get(POINTS_KEY)
+    if table is None:
+        return {}
+    if not isinstance(table, dict):
+        raise ValueError(f"{chapter}: {POINTS_KEY} in the front matter must map exercise labels to points")
+    out = {}
+    for label, points in table.items():
+        if label not in exercises:
+            raise ValueError(f"{chapter}: {POINTS_KEY} names {label!r}, which is not an exercise of this chapter "
+                             f"(its exercises: {', '.join(exercises) or 'none'})")
+        if isinstance(points, bool) or not isinstance(points, (int, float)) or not points > 0 or points != points:
+            raise ValueError(f"{chapter}: {POINTS_KEY}: {label} is worth {points!r}; give a positive number")
+        out[label] = float(points)
+    return out
+
+
 def make_student_notebook(chapter: Path, root: Path | None = None) -> StudentEdition:
     """Build the student edition of one chapter in memory."""
     chapter = Path(chapter)
@@ -505,6 +528,8 @@ def make_student_notebook(chapter: Path, root: Path | None = None) -> StudentEdi
     except ValueError:
         rel = Path(chapter.name)
     ordered = list(exercises.values())
+    for label, points in _exercise_points(nb, chapter, exercises).items():
+        exercises[label].points = points
     student.metadata[META] = {"source": rel.as_posix(), "exercises": [e.as_metadata() for e in ordered]}
     student.cells = out_cells
     student = nbformat.from_dict(json.loads(json.dumps(student)))

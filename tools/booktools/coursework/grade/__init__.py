@@ -44,6 +44,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import copy
+from concurrent.futures import ThreadPoolExecutor
 import os
 import secrets
 import shutil
@@ -56,10 +57,20 @@ from typing import Sequence
 import nbformat
 
 from .. import sandbox
-from ..student import find_book_root, make_student_notebook
+from ..student import exercise_chapters, find_book_root, make_student_notebook
 from .assemble import _assemble
 from .read import SUBMISSION_LIMIT_BYTES, _match_chapter, _read, _structure  # noqa: F401 - the limit, re-exported
-from .report import STATUSES, ExerciseResult, NotebookReport, print_reports, write_json  # noqa: F401 - re-exported
+from .report import (  # noqa: F401 - re-exported
+    STATUSES,
+    ExerciseResult,
+    NotebookReport,
+    print_reports,
+    read_roster,
+    student_ids,
+    write_csv,
+    write_feedback,
+    write_json,
+)
 from .run import (  # noqa: F401 - the limits, re-exported
     MEMORY_BYTES,
     OUTPUT_LIMIT,
@@ -102,7 +113,8 @@ def grade_notebook(path: str | Path, cell_timeout: float = 300, notebook_timeout
         nb, checks, unchecked, devices, notes = _assemble(sub, chapter, book, work, seed)
         edition = copy.deepcopy(nb)
         edition_file = work / Path(source).with_suffix(".ipynb").name
-        nbformat.write(make_student_notebook(chapter, book).notebook, edition_file)
+        student_edition = make_student_notebook(chapter, book)
+        nbformat.write(student_edition.notebook, edition_file)
         os.chmod(job, 0o755)
         if os.geteuid() == 0:
             shutil.chown(work, sandbox.USER, sandbox.GROUP)
@@ -113,13 +125,32 @@ def grade_notebook(path: str | Path, cell_timeout: float = 300, notebook_timeout
         items, owners = _observations(labels, checks)
         verdicts = _run_judge(items, devices, timeout=max(120.0, notebook_timeout / 2)) if items else []
     exercises = _exercise_results(nb, labels, roles, unchecked, notes, results, owners, verdicts, cell_timeout)
+    points = {e.label: e.points for e in student_edition.exercises}
+    for ex in exercises:
+        ex.points = points.get(ex.label, 1.0)
     return NotebookReport(str(path), source, exercises, time.monotonic() - start, problems)
 
 
 def grade(paths: Sequence[str | Path], cell_timeout: float = 300, notebook_timeout: float = 1800,
-          book: Path | None = None, hide: Sequence[Path] = ()) -> list[NotebookReport]:
-    """Grade several submissions, one fresh sandbox each."""
-    return [grade_notebook(p, cell_timeout, notebook_timeout, book, hide) for p in paths]
+          book: Path | None = None, hide: Sequence[Path] = (), jobs: int = 1,
+          roster: dict[str, str] | None = None) -> list[NotebookReport]:
+    """Grade several submissions, one fresh sandbox each, ``jobs`` at a time; the reports in the order of
+    ``paths``, each with its student's id (:func:`~booktools.coursework.grade.report.student_ids`)."""
+    def one(path):
+        return grade_notebook(path, cell_timeout, notebook_timeout, book, hide)
+
+    if jobs > 1 and len(paths) > 1:
+        # threads: each drives its own sandboxed kernel and judge process, in its own event loop
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            reports = list(pool.map(one, paths))
+    else:
+        reports = [one(p) for p in paths]
+    stems = set()
+    if book is not None:
+        stems = {p.stem for p in exercise_chapters(Path(book).resolve())}
+    for rep, sid in zip(reports, student_ids(paths, stems, roster)):
+        rep.student = sid
+    return reports
 
 
 def _default_book() -> Path | None:
@@ -138,6 +169,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      description="Run student notebooks in fresh kernels and grade their exercises.")
     parser.add_argument("submissions", nargs="+", type=Path, help="the submitted .ipynb (or .md) notebooks")
     parser.add_argument("--json", type=Path, default=None, help="also write the grades to this JSON file")
+    parser.add_argument("--csv", type=Path, default=None,
+                        help="also write a gradebook to this CSV file: a row per student, a column per exercise")
+    parser.add_argument("--roster", type=Path, default=None,
+                        help="a CSV with the columns 'file' and 'id' naming each submission's student "
+                             "(default: the file's stem, or its folder when the file is named after the chapter)")
+    parser.add_argument("--feedback", type=Path, default=None,
+                        help="write one Markdown feedback file per submission into this folder")
+    parser.add_argument("--jobs", type=int, default=1, help="submissions graded at the same time (default 1)")
     parser.add_argument("--cell-timeout", type=float, default=300, help="seconds one cell may run (default 300)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds one notebook may run (default 1800)")
     parser.add_argument("--book", type=Path, default=None,
@@ -150,9 +189,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing:
         print(f"error: no such file: {', '.join(missing)}", file=sys.stderr)
         return 2
-    reports = grade(args.submissions, args.cell_timeout, args.timeout, book, args.hide)
+    if args.jobs < 1:
+        print("error: --jobs must be at least 1", file=sys.stderr)
+        return 2
+    roster = None
+    if args.roster is not None:
+        try:
+            roster = read_roster(args.roster)
+        except (OSError, ValueError, UnicodeDecodeError) as err:
+            print(f"error: cannot read the roster: {err}", file=sys.stderr)
+            return 2
+    reports = grade(args.submissions, args.cell_timeout, args.timeout, book, args.hide, jobs=args.jobs, roster=roster)
     print_reports(reports)
     if args.json:
         write_json(reports, args.json)
         print(f"grades written to {args.json}")
+    if args.csv:
+        write_csv(reports, args.csv)
+        print(f"gradebook written to {args.csv}")
+    if args.feedback:
+        files = write_feedback(reports, args.feedback)
+        print(f"{len(files)} feedback file(s) written to {args.feedback}")
     return 0

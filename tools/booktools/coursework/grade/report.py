@@ -1,26 +1,54 @@
-"""Stage 5, reporting: the grades of each exercise and submission, as rich tables and as JSON."""
+"""Stage 5, reporting: the grades of each exercise and submission, as rich tables, JSON, a CSV gradebook
+and one feedback file per submission."""
 
 from __future__ import annotations
 
+import csv
 import json
-from dataclasses import asdict, dataclass, field
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-STATUSES = ("passed", "failed", "error", "timeout", "ungraded")
+STATUSES = ("passed", "failed", "error", "timeout", "ungraded", "manual")
+# statuses that the grader does not score: the instructor grades these exercises by hand
+BY_HAND = ("ungraded", "manual")
+
+
+def _number(x: float) -> float | int:
+    """``x`` rounded to two decimals, as an int when it is whole (3, not 3.0)."""
+    x = round(float(x), 2)
+    return int(x) if x == int(x) else x
 
 
 @dataclass
 class ExerciseResult:
-    """The grade of one exercise."""
+    """The grade of one exercise: its status, the points it is worth and the points it earned."""
 
     label: str
     status: str  # one of STATUSES
     message: str = ""
     notes: list[str] = field(default_factory=list)
+    points: float = 1.0  # what the exercise is worth (the chapter's ``exercise_points``, default 1)
+    fraction: float | None = None  # the share of the points earned; None: all when passed, none otherwise
+
+    @property
+    def earned(self) -> float | None:
+        """Points earned; None for an exercise graded by hand."""
+        if self.status in BY_HAND:
+            return None
+        if self.status == "passed":
+            return self.points
+        return self.points * (self.fraction or 0.0)
+
+    def as_dict(self) -> dict[str, Any]:
+        earned = self.earned
+        return {"label": self.label, "status": self.status, "message": self.message, "notes": list(self.notes),
+                "points": _number(self.points), "earned": None if earned is None else _number(earned)}
 
 
 @dataclass
@@ -32,55 +60,183 @@ class NotebookReport:
     exercises: list[ExerciseResult]
     seconds: float
     problems: list[str] = field(default_factory=list)
+    student: str = ""  # the student's id (see :func:`student_ids`); the file's stem when not set
 
     @property
-    def score(self) -> int:
-        return sum(e.status == "passed" for e in self.exercises)
+    def score(self) -> float | int:
+        return _number(sum(e.earned or 0.0 for e in self.exercises))
 
     @property
-    def total(self) -> int:
-        return sum(e.status != "ungraded" for e in self.exercises)
+    def total(self) -> float | int:
+        return _number(sum(e.points for e in self.exercises if e.status not in BY_HAND))
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "student": self.student or Path(self.notebook).stem,
             "notebook": self.notebook,
             "source": self.source,
             "score": self.score,
             "total": self.total,
             "seconds": round(self.seconds, 1),
-            "exercises": [asdict(e) for e in self.exercises],
+            "exercises": [e.as_dict() for e in self.exercises],
             "problems": list(self.problems),
         }
 
 
-_STYLE = {"passed": "green", "failed": "red", "error": "magenta", "timeout": "yellow", "ungraded": "dim"}
+def student_ids(paths: Sequence[str | Path], chapter_stems: set[str] = frozenset(),
+                roster: dict[str, str] | None = None) -> list[str]:
+    """The student's id of each submission: from ``roster`` (file path as given, or file name, to id) if it
+    names the file, else the parent folder's name when the file is named after a chapter
+    (``submissions/ada/devices.ipynb``: ``ada``), else the file's stem (``submissions/ada.ipynb``: ``ada``)."""
+    ids = []
+    for path in map(Path, paths):
+        roster = roster or {}
+        if str(path) in roster or path.name in roster:
+            ids.append(roster.get(str(path)) or roster[path.name])
+        elif path.stem in chapter_stems and path.parent.name not in ("", "."):
+            ids.append(path.parent.name)
+        else:
+            ids.append(path.stem)
+    return ids
+
+
+def read_roster(path: Path) -> dict[str, str]:
+    """A roster CSV with a header: a column ``file`` (the submission's file name or path) and a column
+    ``id`` (the student's id, as the LMS knows it); other columns are ignored."""
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        reader = csv.DictReader(f)
+        fields = {name.strip().lower(): name for name in reader.fieldnames or []}
+        if "file" not in fields or "id" not in fields:
+            raise ValueError(f"{path}: the roster needs the columns 'file' and 'id' (it has {reader.fieldnames})")
+        rows = {row[fields["file"]].strip(): row[fields["id"]].strip() for row in reader if row.get(fields["file"])}
+    return {file: sid for file, sid in rows.items() if sid}
+
+
+_STYLE = {"passed": "green", "failed": "red", "error": "magenta", "timeout": "yellow", "ungraded": "dim",
+          "manual": "cyan"}
+
+
+def _points(ex: ExerciseResult) -> str:
+    earned = ex.earned
+    return f"- / {_number(ex.points)}" if earned is None else f"{_number(earned)} / {_number(ex.points)}"
 
 
 def print_reports(reports: Sequence[NotebookReport], console=None) -> None:
     """One rich table per submission, then the totals."""
     console = console or Console()
     for rep in reports:
-        table = Table(title=f"{rep.notebook}" + (f"  ({rep.source})" if rep.source else ""), show_lines=False)
+        who = f"{rep.student}: " if rep.student and rep.student != Path(rep.notebook).stem else ""
+        table = Table(title=escape(f"{who}{rep.notebook}" + (f"  ({rep.source})" if rep.source else "")), show_lines=False)
         table.add_column("exercise")
         table.add_column("result")
+        table.add_column("points")
         table.add_column("message", overflow="fold")
         for ex in rep.exercises:
             message = "; ".join(filter(None, [ex.message, *ex.notes]))
-            table.add_row(ex.label, f"[{_STYLE[ex.status]}]{ex.status}[/]", message)
-        table.caption = f"score {rep.score} / {rep.total}, {rep.seconds:.0f} s"
+            table.add_row(ex.label, f"[{_STYLE[ex.status]}]{ex.status}[/]", _points(ex), escape(message))
+        by_hand = sum(e.status in BY_HAND for e in rep.exercises)
+        table.caption = f"score {rep.score} / {rep.total}, {rep.seconds:.0f} s" + (
+            f", {by_hand} to grade by hand" if by_hand else "")
         console.print(table)
         for problem in rep.problems:
-            console.print(f"[yellow]note:[/] {problem}")
+            console.print(f"[yellow]note:[/] {escape(problem)}")
     if len(reports) > 1:
-        console.print(f"total: {sum(r.score for r in reports)} / {sum(r.total for r in reports)} over {len(reports)} submissions")
+        score, total = _number(sum(r.score for r in reports)), _number(sum(r.total for r in reports))
+        console.print(f"total: {score} / {total} over {len(reports)} submissions")
 
 
 def write_json(reports: Sequence[NotebookReport], path: Path) -> None:
     """Write the grades of ``reports`` and their totals to ``path`` as JSON (its folders made as needed)."""
     data = {
-        "score": sum(r.score for r in reports),
-        "total": sum(r.total for r in reports),
+        "score": _number(sum(r.score for r in reports)),
+        "total": _number(sum(r.total for r in reports)),
         "submissions": [r.as_dict() for r in reports],
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def gradebook(reports: Sequence[NotebookReport]) -> tuple[list[str], list[list[Any]]]:
+    """The class's gradebook: a header (``student``, one column per exercise label in the order met,
+    ``total``, ``possible``) and one row per student, the points earned in each exercise.
+
+    A student's submissions (one per chapter, say) share a row; an exercise graded by hand is left
+    empty, for the instructor to fill; one a student did not hand in counts 0 of its points.
+    """
+    labels: dict[str, float] = {}
+    for rep in reports:
+        for ex in rep.exercises:
+            labels.setdefault(ex.label, ex.points)
+    rows: dict[str, dict[str, Any]] = {}
+    for rep in reports:
+        row = rows.setdefault(rep.student or Path(rep.notebook).stem, {})
+        for ex in rep.exercises:
+            earned = ex.earned
+            if earned is None:
+                row.setdefault(ex.label, "")
+            elif row.get(ex.label) in (None, "") or earned > row[ex.label]:
+                row[ex.label] = _number(earned)  # handed in twice: the better grade counts
+    auto = [lab for lab in labels if any(ex.label == lab and ex.status not in BY_HAND
+                                         for rep in reports for ex in rep.exercises)]
+    possible = _number(sum(labels[lab] for lab in auto))
+    header = ["student", *labels, "total", "possible"]
+    table = []
+    for sid, row in rows.items():
+        total = _number(sum(row.get(lab) or 0 for lab in auto))
+        table.append([sid, *(row.get(lab, 0 if lab in auto else "") for lab in labels), total, possible])
+    return header, table
+
+
+def write_csv(reports: Sequence[NotebookReport], path: Path) -> None:
+    """Write the gradebook (:func:`gradebook`) to ``path`` as CSV, ready to import into an LMS."""
+    header, rows = gradebook(reports)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        writer.writerows(rows)
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
+
+
+def _md(text: str) -> str:
+    """``text`` on one line of a Markdown table."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def feedback_markdown(rep: NotebookReport) -> str:
+    """The feedback for one submission, as Markdown: each exercise's status, points and message, and
+    what the grader noted (edited check cells, a kernel that died, other problems)."""
+    student = rep.student or Path(rep.notebook).stem
+    lines = [f"# Feedback: {student}", "", f"- notebook: `{Path(rep.notebook).name}`",
+             f"- chapter: {rep.source or 'not found'}", f"- score: **{rep.score} / {rep.total}**"]
+    by_hand = [e.label for e in rep.exercises if e.status in BY_HAND]
+    if by_hand:
+        lines.append(f"- graded by hand, not in the score yet: {', '.join(by_hand)}")
+    lines += ["", "| exercise | result | points | message |", "| --- | --- | --- | --- |"]
+    for ex in rep.exercises:
+        lines.append(f"| {ex.label} | {ex.status} | {_points(ex)} | {_md(ex.message)} |")
+    notes = [f"{ex.label}: {note}" for ex in rep.exercises for note in ex.notes] + list(rep.problems)
+    if notes:
+        lines += ["", "## Noted while grading", ""] + [f"- {_md(n)}" for n in notes]
+    return "\n".join(lines) + "\n"
+
+
+def write_feedback(reports: Sequence[NotebookReport], folder: Path) -> list[Path]:
+    """One Markdown file per submission in ``folder`` (``<student>.md``, or ``<student>-<notebook>.md``
+    where the student handed in several); returns the files written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    ids = [rep.student or Path(rep.notebook).stem for rep in reports]
+    written: list[Path] = []
+    for rep, sid in zip(reports, ids):
+        name = sid if ids.count(sid) == 1 else f"{sid}-{Path(rep.notebook).stem}"
+        path = folder / (_UNSAFE.sub("_", name).strip("._") or "submission")
+        path = path.with_name(path.name + ".md")
+        n = 2
+        while path in written:
+            path = path.with_name(f"{path.stem}-{n}.md")
+            n += 1
+        path.write_text(feedback_markdown(rep), encoding="utf-8")
+        written.append(path)
+    return written

@@ -38,7 +38,7 @@ MEMORY_BYTES = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 @dataclass
 class _CellResult:
-    status: str  # "ok" | "error" | "timeout" | "died" | "not-run"
+    status: str  # "ok" | "error" | "timeout" | "died" | "exited" | "not-run"
     ename: str = ""
     evalue: str = ""
     seconds: float = 0.0
@@ -166,6 +166,10 @@ async def _execute(nb: nbformat.NotebookNode, cell_timeout: float, notebook_time
             return _CellResult("error", reply.get("ename", ""), str(reply.get("evalue", "")), seconds)
         if reply.get("status") == "aborted":
             return _CellResult("error", "Aborted", "the kernel aborted this cell", seconds)
+        if any(isinstance(p, dict) and p.get("source") == "ask_exit" and not p.get("keepkernel")
+               for p in reply.get("payload") or []):
+            # exit() or quit(): the kernel stops right after this reply; blame this cell, not the next one
+            return _CellResult("exited", "SystemExit", "the cell called exit() or quit()", seconds)
         return _CellResult("ok", seconds=seconds)
 
     async def alive_after_interrupt(client) -> bool:
@@ -196,7 +200,7 @@ async def _execute(nb: nbformat.NotebookNode, cell_timeout: float, notebook_time
             async with client.async_setup_kernel(env=env, cleanup_kc=True, stderr=log, stdout=log):
                 if restarts:  # bring the new kernel to where the old one was, without the offending cells
                     for i in todo[:pos]:
-                        if results[i].status in ("timeout", "died", "not-run"):
+                        if results[i].status in ("timeout", "died", "exited", "not-run"):
                             continue
                         remaining = deadline - time.monotonic()
                         replay = await run(client, i, nb.cells[i], min(cell_timeout, max(remaining, 1)))
@@ -215,6 +219,11 @@ async def _execute(nb: nbformat.NotebookNode, cell_timeout: float, notebook_time
                     pos += 1
                     if result.status == "died":
                         problems.append(f"the kernel died while running cell {i + 1}; a new kernel was started")
+                        restart = True
+                        break
+                    if result.status == "exited":
+                        problems.append(f"cell {i + 1} called exit() or quit(), which stops the kernel; "
+                                        "a new kernel was started")
                         restart = True
                         break
                     if result.status == "timeout" and not await alive_after_interrupt(client):

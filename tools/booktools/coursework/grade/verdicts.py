@@ -78,12 +78,20 @@ def _judge(label: str, cells: list[tuple[int, str]], results: dict[int, _CellRes
             return ExerciseResult(label, "timeout", f"cell {i + 1} ran past {limit} and was stopped")
         if r and r.status == "died":
             return ExerciseResult(label, "error", f"the kernel died while running cell {i + 1}")
+        if r and r.status == "exited":
+            return ExerciseResult(label, "error", f"cell {i + 1} called exit() or quit(), which stops the kernel; "
+                                                  "the rest of the notebook ran in a new kernel")
     if not checks:
-        return ExerciseResult(label, "error", "no check cell found for this exercise")
+        return ExerciseResult(label, "manual", "this exercise has no check: grade it by hand")
     for i in checks:
         r = results.get(i)
         if r is None or r.status == "not-run":
             return ExerciseResult(label, "timeout", f"the check (cell {i + 1}) never ran: the notebook ran out of time")
+    # partial credit: the share of unseen cases each check passed, where the judge could run them one by one
+    shares = [1.0 if v.get("status") == "passed" else v.get("fraction") for v in verdicts]
+    fraction = None
+    if verdicts and all(isinstance(x, (int, float)) and 0 <= x <= 1 for x in shares):
+        fraction = sum(shares) / len(shares)
     for verdict in verdicts:
         if verdict.get("status") != "passed":
             status = verdict.get("status") if verdict.get("status") in ("failed", "error") else "error"
@@ -95,7 +103,7 @@ def _judge(label: str, cells: list[tuple[int, str]], results: dict[int, _CellRes
             if status == "error" and before and message.split(":")[0] in ("NameError", "AttributeError", "TypeError"):
                 j, e = before[-1]
                 message += f" (an earlier cell, {j + 1}, had already failed with {e.ename}: {e.evalue})"
-            return ExerciseResult(label, status, message)
+            return ExerciseResult(label, status, message, fraction=fraction if status == "failed" else None)
     return ExerciseResult(label, "passed", "")
 
 

@@ -1,0 +1,199 @@
+"""The grader for a class: points and partial credit, exercises graded by hand, the CSV gradebook,
+feedback files, parallel grading, and answers that call ``exit()``; on the toy chapter of ``test_grade``."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+import textwrap
+
+import nbformat
+import pytest
+from test_grade import CELL_LIMIT, NOTEBOOK_LIMIT, RIGHT_CHAINS, RIGHT_COMBINE, STRIDED, TOY, answered, grade, statuses
+from test_student import make_book
+
+from booktools.coursework import references, sandbox
+from booktools.coursework.grade import grade_notebook
+from booktools.coursework.grade.report import gradebook, student_ids
+from booktools.coursework.student import build_student_edition, make_student_notebook
+
+pytestmark = pytest.mark.skipif(sandbox.available() is not None, reason=f"no sandbox here: {sandbox.available()}")
+
+# The toy chapter with points in its front matter and a third exercise that asks "why?" and has no check.
+POINTS = TOY.replace("kernelspec:", "exercise_points:\n  ex-toy-chains: 3\n  ex-toy-why: 2\nkernelspec:", 1) + textwrap.dedent('''
+    ```{exercise-start}
+    :label: ex-toy-why
+    ```
+    Why are the blocks contiguous? Answer in a sentence.
+    ```{exercise-end}
+    ```
+
+    ```{solution-start} ex-toy-why
+    :class: dropdown
+    ```
+    So that each process's chains are one slice of the array.
+    ```{solution-end}
+    ```
+''')
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    """(book folder, student notebook) of the toy chapter with points and a "why?" exercise."""
+    book = make_book(tmp_path_factory.mktemp("book"), {"chapters/toy/toy.md": POINTS})
+    build_student_edition(book, verbose=False)
+    nb = nbformat.read(book / "_build/student/chapters/toy/toy.ipynb", as_version=4)
+    return book, nb
+
+
+def by_label(report):
+    return {e.label: e for e in report.exercises}
+
+
+# --------------------------------------------------------------------------- points, partial credit, manual
+
+
+def test_points_come_from_the_front_matter(toy):
+    book, nb = toy
+    points = {e["label"]: e["points"] for e in nb.metadata["coursework"]["exercises"]}
+    assert points == {"ex-toy-chains": 3, "ex-toy-combine": 1, "ex-toy-why": 2}
+
+
+@pytest.mark.parametrize("table, why", [
+    ("  ex-toy-chainz: 2\n", "not an exercise of this chapter"),
+    ("  ex-toy-chains: 0\n", "give a positive number"),
+    ("  ex-toy-chains: two\n", "give a positive number"),
+])
+def test_wrong_points_are_refused(tmp_path, table, why):
+    book = make_book(tmp_path, {"chapters/toy/toy.md": TOY.replace("kernelspec:", "exercise_points:\n" + table + "kernelspec:", 1)})
+    with pytest.raises(ValueError, match=why):
+        make_student_notebook(book / "chapters/toy/toy.md", book)
+
+
+def test_points_and_a_question_graded_by_hand(toy, tmp_path):
+    book, nb = toy
+    report = grade(tmp_path, book, answered(nb, {"ex-toy-chains": [RIGHT_CHAINS], "ex-toy-combine": ["combine = 1"]}))
+    ex = by_label(report)
+    assert statuses(report) == {"ex-toy-chains": "passed", "ex-toy-combine": "failed", "ex-toy-why": "manual"}
+    assert (ex["ex-toy-chains"].earned, ex["ex-toy-combine"].earned, ex["ex-toy-why"].earned) == (3, 0, None)
+    assert "grade it by hand" in ex["ex-toy-why"].message
+    assert (report.score, report.total) == (3, 4)  # the manual exercise's 2 points are not in the total
+    data = report.as_dict()
+    assert [(e["points"], e["earned"]) for e in data["exercises"]] == [(3, 3), (1, 0), (2, None)]
+
+
+# Right on the chapter's inputs (it knows the uneven splits the chapter tries), but it never raises on an
+# uneven split it has not seen: it fails exactly the unseen uneven cases.
+KNOWS_UNEVEN = """\
+def my_chains(process_id, num_processes, num_chains):
+    if (process_id, num_processes, num_chains) in [(0, 3, 8), (1, 2, 5)]:
+        raise ValueError("uneven")
+    per = num_chains // num_processes
+    return list(range(process_id * per, (process_id + 1) * per))"""
+
+
+def test_partial_credit_is_the_share_of_unseen_cases_passed(toy, tmp_path):
+    book, nb = toy
+    path = tmp_path / "partial.ipynb"
+    nbformat.write(answered(nb, {"ex-toy-chains": [KNOWS_UNEVEN], "ex-toy-combine": [RIGHT_COMBINE]}), path)
+    report = grade_notebook(path, cell_timeout=CELL_LIMIT, notebook_timeout=NOTEBOOK_LIMIT, book=book, seed=7)
+    chains = by_label(report)["ex-toy-chains"]
+    # the first check call of the notebook gets the seed itself (assemble: seed + call number)
+    unseen = references.unseen("parallel_mcmc.exercises.beyond_one_machine.my_chains", 7)
+    even, uneven = len(unseen["cases"]), len(unseen["uneven"])
+    assert chains.status == "failed" and chains.message.startswith("On inputs the notebook does not show")
+    assert f"({even} of {even + uneven} unseen cases passed)" in chains.message
+    assert chains.earned == pytest.approx(3 * even / (even + uneven), abs=0.01)
+    assert report.score == pytest.approx(chains.earned + 1, abs=0.01)
+
+
+def test_wrong_on_the_chapters_inputs_earns_nothing(toy, tmp_path):
+    book, nb = toy
+    report = grade(tmp_path, book, answered(nb, {"ex-toy-chains": [STRIDED], "ex-toy-combine": [RIGHT_COMBINE]}))
+    chains = by_label(report)["ex-toy-chains"]
+    assert chains.status == "failed" and chains.earned == 0 and "unseen cases" not in chains.message
+
+
+# --------------------------------------------------------------------------- exit()
+
+
+@pytest.mark.parametrize("leave", ["exit()", "quit()", "import sys\nsys.exit(0)", "raise SystemExit(3)",
+                                   "get_ipython().ask_exit()"])
+def test_an_answer_that_exits_costs_only_its_own_exercise(toy, tmp_path, leave):
+    book, nb = toy
+    report = grade(tmp_path, book, answered(nb, {"ex-toy-chains": [RIGHT_CHAINS + "\n" + leave],
+                                                 "ex-toy-combine": [RIGHT_COMBINE]}))
+    got = statuses(report)
+    assert got["ex-toy-combine"] == "passed", report  # the next exercise is graded on its merits
+    assert got["ex-toy-chains"] in ("error", "passed"), report
+    if "SystemExit" not in leave and "sys.exit" not in leave:  # the kernel stops: the exercise is lost
+        assert got["ex-toy-chains"] == "error" and "exit()" in by_label(report)["ex-toy-chains"].message
+        assert any("called exit()" in p for p in report.problems)
+
+
+def test_a_wrong_answer_after_an_exit_still_fails(toy, tmp_path):
+    book, nb = toy
+    report = grade(tmp_path, book, answered(nb, {"ex-toy-chains": [RIGHT_CHAINS + "\nexit()"],
+                                                 "ex-toy-combine": ["def combine(parts):\n    return np.concatenate(parts, axis=1)"]}))
+    assert statuses(report)["ex-toy-combine"] == "failed"
+    assert "chain axis" in by_label(report)["ex-toy-combine"].message
+
+
+# --------------------------------------------------------------------------- a class: CSV, roster, feedback, jobs
+
+
+def test_student_ids_from_file_names_folders_and_a_roster():
+    paths = ["subs/ada/toy.ipynb", "subs/bob.ipynb", "subs/c/toy.md", "toy.ipynb"]
+    assert student_ids(paths, {"toy"}) == ["ada", "bob", "c", "toy"]
+    assert student_ids(paths, {"toy"}, {"bob.ipynb": "s-002", "subs/c/toy.md": "s-003"}) == ["ada", "s-002", "s-003", "toy"]
+
+
+def test_class_gradebook_feedback_and_jobs_from_the_command_line(toy, tmp_path):
+    book, nb = toy
+    subs = tmp_path / "subs"
+    for sid, answers in {"ada": {"ex-toy-chains": [RIGHT_CHAINS], "ex-toy-combine": [RIGHT_COMBINE]},
+                         "bob": {"ex-toy-chains": [STRIDED]}}.items():
+        (subs / sid).mkdir(parents=True)
+        sub = answered(nb, answers)
+        if sid == "bob":  # an edited check cell: noted in the feedback
+            cell = next(c for c in sub.cells if c.metadata.get("coursework", {}).get("role") == "check")
+            cell.source = "print('fine')"
+        nbformat.write(sub, subs / sid / "toy.ipynb")
+    nbformat.write(answered(nb, {"ex-toy-combine": [RIGHT_COMBINE + "\nexit()"]}), subs / "carl.ipynb")
+    roster = tmp_path / "roster.csv"
+    roster.write_text("file,id,name\ncarl.ipynb,s-003,Carl\n")
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "booktools.coursework.grade", str(subs / "ada/toy.ipynb"), str(subs / "bob/toy.ipynb"),
+         str(subs / "carl.ipynb"), "--book", str(book), "--jobs", "2", "--roster", str(roster),
+         "--json", str(out / "grades.json"), "--csv", str(out / "grades.csv"), "--feedback", str(out / "feedback"),
+         "--cell-timeout", str(CELL_LIMIT), "--timeout", str(NOTEBOOK_LIMIT)],
+        capture_output=True, text=True, timeout=600, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "total: 4 / 12 over 3 submissions" in done.stdout
+    with open(out / "grades.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["student", "ex-toy-chains", "ex-toy-combine", "ex-toy-why", "total", "possible"]
+    assert rows[1:] == [["ada", "3", "1", "", "4", "4"], ["bob", "0", "0", "", "0", "4"], ["s-003", "0", "0", "", "0", "4"]]
+    data = json.loads((out / "grades.json").read_text())
+    assert [s["student"] for s in data["submissions"]] == ["ada", "bob", "s-003"]
+    assert (data["score"], data["total"]) == (4, 12)
+    feedback = {p.name: p.read_text() for p in (out / "feedback").iterdir()}
+    assert sorted(feedback) == ["ada.md", "bob.md", "s-003.md"]
+    assert "**4 / 4**" in feedback["ada.md"] and "| ex-toy-why | manual | - / 2 |" in feedback["ada.md"]
+    assert "contiguous block" in feedback["bob.md"] and "the check cell was edited" in feedback["bob.md"]
+    assert "called exit()" in feedback["s-003.md"]
+
+
+def test_a_students_chapters_share_a_row_of_the_gradebook():
+    from booktools.coursework.grade.report import ExerciseResult, NotebookReport
+
+    one = NotebookReport("s/ada/a.ipynb", "a.md", [ExerciseResult("ex-a", "passed", points=2)], 1.0, student="ada")
+    two = NotebookReport("s/ada/b.ipynb", "b.md", [ExerciseResult("ex-b", "failed", fraction=0.5)], 1.0, student="ada")
+    late = NotebookReport("s/bob/b.ipynb", "b.md", [ExerciseResult("ex-b", "passed")], 1.0, student="bob")
+    header, rows = gradebook([one, two, late])
+    assert header == ["student", "ex-a", "ex-b", "total", "possible"]
+    assert rows == [["ada", 2, 0.5, 2.5, 3], ["bob", 0, 1, 1, 3]]
