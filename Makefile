@@ -57,11 +57,11 @@ format: $(STAMP)
 student: $(STAMP)
 	$(PY) -m booktools.coursework.student
 
-# Grade submitted notebooks: make grade SUBMISSIONS="a.ipynb b.ipynb" [GRADE_ARGS="--json grades.json"]
+# Grade submitted notebooks: make grade SUBMISSIONS="a.ipynb b.ipynb" [GRADE_ARGS="--json grades.json --jobs 2"]
 SUBMISSIONS ?=
-GRADE_ARGS ?= --json _build/grades.json
+GRADE_ARGS ?= --json _build/grades.json --csv _build/grades.csv
 grade: $(STAMP)
-	@test -n "$(SUBMISSIONS)" || { echo 'usage: make grade SUBMISSIONS="a.ipynb b.ipynb" [GRADE_ARGS="--json grades.json --cell-timeout 300 --timeout 1800"]'; exit 2; }
+	@test -n "$(SUBMISSIONS)" || { echo 'usage: make grade SUBMISSIONS="a.ipynb b.ipynb" [GRADE_ARGS="--json grades.json --csv grades.csv --feedback feedback --jobs 2 --cell-timeout 300 --timeout 1800"]'; exit 2; }
 	$(PY) -m booktools.coursework.grade $(GRADE_ARGS) $(SUBMISSIONS)
 
 $(LAB)/.installed: requirements-lab.txt requirements.txt
