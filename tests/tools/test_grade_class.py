@@ -174,6 +174,7 @@ def test_class_gradebook_feedback_and_jobs_from_the_command_line(toy, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "total: 4 / 12 over 3 submissions" in done.stdout
+    assert f"not in the roster, so named after the file: {subs / 'ada/toy.ipynb'}, {subs / 'bob/toy.ipynb'}" in done.stderr
     with open(out / "grades.csv", newline="") as f:
         rows = list(csv.reader(f))
     assert rows[0] == ["student", "ex-toy-chains", "ex-toy-combine", "ex-toy-why", "total", "possible"]

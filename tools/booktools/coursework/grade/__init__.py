@@ -1,7 +1,7 @@
 """Grade submitted student notebooks, with verdicts computed where the submission cannot reach.
 
-``python -m booktools.coursework.grade SUBMISSION.ipynb [...] [--json grades.json]``. A
-submission is untrusted code. For each one the grader goes through five stages,
+``python -m booktools.coursework.grade SUBMISSION.ipynb [...] [--json grades.json] [--csv grades.csv]
+[--roster roster.csv] [--feedback DIR] [--jobs N]``. A submission is untrusted code. For each one the grader goes through five stages,
 one module each:
 
 1. :mod:`~booktools.coursework.grade.read` reads it as data (JSON or MyST text)
@@ -25,7 +25,8 @@ one module each:
    (:mod:`booktools.coursework.judge`) run the book's checks on them, with the
    reference answers of :mod:`booktools.coursework.references`;
 5. :mod:`~booktools.coursework.grade.report` holds the grades and prints them
-   (a table per submission) or writes them as JSON.
+   (a table per submission) or writes them as JSON, as a CSV gradebook (a row per
+   student, a column per exercise) and as one Markdown feedback file per submission.
 
 This module chains the stages (:func:`grade_notebook`, :func:`grade`) and holds the
 command line (:func:`main`).
@@ -33,7 +34,10 @@ command line (:func:`main`).
 Per exercise it reports ``passed`` (the judge's checks passed, on the chapter's
 inputs and on the unseen ones), ``failed`` (a check raised ``AssertionError``;
 its message says what is wrong), ``error`` (not answered, an exception, the
-kernel died, nothing observed) or ``timeout``. Execution goes on after errors; a
+kernel died, an ``exit()``, nothing observed), ``timeout``, or ``manual`` / ``ungraded`` (no check
+the grader can run: graded by hand, left out of the score). An exercise earns its points (the
+chapter's front matter ``exercise_points``, default 1) when it passes, and the share of its unseen
+cases it passed when it fails only on some of them. Execution goes on after errors; a
 cell that runs out of time is interrupted, and a kernel that does not come back
 (or dies) is replaced, the cells that had run are run again (except the
 offending one) and grading continues.
@@ -200,6 +204,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: cannot read the roster: {err}", file=sys.stderr)
             return 2
     reports = grade(args.submissions, args.cell_timeout, args.timeout, book, args.hide, jobs=args.jobs, roster=roster)
+    if roster is not None:
+        unlisted = [str(p) for p in args.submissions if str(p) not in roster and p.name not in roster]
+        if unlisted:
+            print(f"note: not in the roster, so named after the file: {', '.join(unlisted)}", file=sys.stderr)
     print_reports(reports)
     if args.json:
         write_json(reports, args.json)
