@@ -1,0 +1,222 @@
+"""XLA's CPU threads: the workloads of the profiling page, and a device in another process with one thread.
+
+XLA's CPU client runs each device's program on a pool of threads, and it cuts
+a large operation (an elementwise loop over many numbers, a matrix product)
+into pieces that the pool runs at once: one forced CPU device can keep every
+core busy. The pool's size is fixed when JAX starts its backend: the cores the
+process may use, or the environment variable ``NPROC`` when it is set. So a
+setting with one thread must be made in a fresh process: :class:`OneThreadDevice`
+starts one (``python -m parallel_mcmc.xla_threads``, one CPU device,
+``NPROC=1``) and runs the page's workloads there on request, so that the page
+can time them in its own interleaved loop beside the runs of its own process.
+
+Checked on jaxlib 0.10.2: ``--xla_cpu_multi_thread_eigen=false`` is accepted
+but leaves the pieces as they are (:func:`parallel_mcmc.hlo.partitions` reads
+them); ``intra_op_parallelism_threads`` is no XLA flag (the process aborts);
+``NPROC=1`` with one device leaves every operation whole. With ``n`` forced
+devices the pool keeps at least ``n`` threads, whatever ``NPROC`` says.
+
+:func:`workloads` builds the two workloads (chains of gradient steps, and
+gradient descent on a large data set) with their calibration calls, the same
+in both processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["ONE_THREAD_ENV", "NUM_CHAINS", "NUM_STEPS", "NUM_ROWS", "NUM_FEATURES", "NUM_ITERATIONS", "workloads",
+           "OneThreadDevice"]
+
+#: The environment of a process whose XLA CPU client has one thread (with one device).
+ONE_THREAD_ENV = {"NPROC": "1"}
+
+NUM_CHAINS = 8  #: chains of the first workload
+NUM_STEPS = 4000  #: gradient steps of each chain
+NUM_ROWS = 200_000  #: rows of the second workload's data set
+NUM_FEATURES = 16  #: its columns
+NUM_ITERATIONS = 40  #: its gradient-descent iterations
+
+
+def _chain_step() -> Callable[[Any], Any]:
+    import jax
+
+    from .models import normal
+
+    grad = jax.grad(normal.make_logdensity(normal.observed()))
+
+    def one_step(position):
+        return jax.tree.map(lambda p, d: p + 1e-5 * d, position, grad(position))
+
+    return one_step
+
+
+def _data(rows: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(NUM_ROWS, NUM_FEATURES)).astype(np.float32)
+    y = (X @ np.linspace(-1.0, 1.0, NUM_FEATURES, dtype=np.float32) + rng.normal(size=NUM_ROWS)).astype(np.float32)
+    return X[:rows], y[:rows]
+
+
+def _descent(axis: str | None = None) -> Callable[..., Any]:
+    import jax
+    import jax.numpy as jnp
+
+    def grad(beta, X, y):
+        g = (X @ beta - y) @ X
+        return jax.lax.psum(g, axis) if axis else g
+
+    def run(beta, X, y):
+        return jax.lax.fori_loop(0, NUM_ITERATIONS, lambda i, b: b - 1e-6 * grad(b, X, y), beta)
+
+    return run
+
+
+def workloads(mesh: Any = None) -> dict[str, tuple]:
+    """The profiling page's workloads, ``{label: (compiled fn, *args)}``, for :func:`parallel_mcmc.timing.time_interleaved`.
+
+    On one device: ``"chains"`` (``NUM_CHAINS`` chains of ``NUM_STEPS`` gradient steps of the normal model, one
+    after another), ``"one chain"`` (one of them: the model's step cost), ``"descent"`` (``NUM_ITERATIONS``
+    gradient-descent iterations of a linear regression on ``NUM_ROWS`` rows) and ``"descent, half"`` (the same on
+    half the rows: the work of one device's piece). Given a ``mesh`` with one axis of two devices, also
+    ``"chains, 2 devices"`` (four chains a device), ``"descent, 2 devices"`` (half the rows a device, the gradients
+    added with a ``psum`` every iteration) and ``"descent, 2 devices, 2 rows"`` (the same with one row a device:
+    the fixed cost of the split).
+    """
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from .models import normal
+
+    step = _chain_step()
+    start = normal.spread_positions(NUM_CHAINS, loc_range=(8.0, 12.0), log_scale_range=(2.9, 3.1))
+    one_chain = jax.jit(lambda p: jax.lax.fori_loop(0, NUM_STEPS, lambda i, q: step(q), p))
+    chains = jax.jit(lambda ps: jax.lax.map(lambda p: jax.lax.fori_loop(0, NUM_STEPS, lambda i, q: step(q), p), ps))
+    first = jax.tree.map(lambda x: x[0], start)
+    X, y = (jnp.asarray(a) for a in _data(NUM_ROWS))
+    Xh, yh = (jnp.asarray(a) for a in _data(NUM_ROWS // 2))
+    beta = jnp.zeros(NUM_FEATURES, jnp.float32)
+    descent = jax.jit(_descent())
+    calls = {"chains": (chains, start), "one chain": (one_chain, first), "descent": (descent, beta, X, y),
+             "descent, half": (descent, beta, Xh, yh)}
+    if mesh is None:
+        return calls
+    (axis,) = mesh.axis_names
+    rows, everywhere = NamedSharding(mesh, P(axis)), NamedSharding(mesh, P())
+    chains2 = jax.jit(jax.shard_map(chains, mesh=mesh, in_specs=P(axis), out_specs=P(axis)))
+    descent2 = jax.jit(jax.shard_map(_descent(axis), mesh=mesh, in_specs=(P(), P(axis), P(axis)), out_specs=P(),
+                                     check_vma=False))
+    X2, y2 = (jnp.asarray(a) for a in _data(2))
+    calls["chains, 2 devices"] = (chains2, jax.device_put(start, rows))
+    calls["descent, 2 devices"] = (descent2, jax.device_put(beta, everywhere), jax.device_put(X, rows),
+                                   jax.device_put(y, rows))
+    calls["descent, 2 devices, 2 rows"] = (descent2, jax.device_put(beta, everywhere), jax.device_put(X2, rows),
+                                           jax.device_put(y2, rows))
+    return calls
+
+
+class OneThreadDevice:
+    """A worker process with one CPU device whose XLA client has one thread; it runs :func:`workloads` on request.
+
+    Use it as a context manager. ``device.call(label)`` runs the workload ``label`` once in the worker and
+    returns its output as NumPy arrays; :meth:`caller` gives a function of no arguments for a timing loop. The
+    worker's own CPU and wall seconds of every call are kept in ``cpu_seconds`` and ``wall_seconds`` by label:
+    :meth:`cores_busy` is their ratio, the cores the worker kept busy. ``partitions`` is the number of operations
+    its compiled descent cut into pieces (:func:`parallel_mcmc.hlo.partitions`), read when it started.
+    """
+
+    def __init__(self, env: dict[str, str] | None = None, timeout: float = 120.0) -> None:
+        self.env = dict(ONE_THREAD_ENV if env is None else env)
+        self.timeout = timeout
+        self.cpu_seconds: dict[str, list[float]] = {}
+        self.wall_seconds: dict[str, list[float]] = {}
+        self.partitions: int | None = None
+        self._proc: subprocess.Popen | None = None
+
+    def __enter__(self) -> "OneThreadDevice":
+        env = {**os.environ, **self.env}
+        env.pop("XLA_FLAGS", None)
+        self._proc = subprocess.Popen([sys.executable, "-m", "parallel_mcmc.xla_threads"], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, text=True, env=env)
+        ready = self._read()
+        self.partitions = ready["partitions"]
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._proc is not None:
+            if self._proc.stdin:
+                self._proc.stdin.close()
+            self._proc.wait(timeout=self.timeout)
+            self._proc = None
+
+    def _read(self) -> dict:
+        line = self._proc.stdout.readline() if self._proc and self._proc.stdout else ""
+        if not line:
+            raise RuntimeError("the one-thread worker stopped; run `python -m parallel_mcmc.xla_threads` to see why.")
+        reply = json.loads(line)
+        if "error" in reply:
+            raise RuntimeError(f"the one-thread worker failed: {reply['error']}")
+        return reply
+
+    def call(self, label: str) -> Any:
+        """Run the workload ``label`` once in the worker; return its output (NumPy arrays)."""
+        if self._proc is None:
+            raise RuntimeError("start the worker first: `with OneThreadDevice() as device: ...`.")
+        self._proc.stdin.write(label + "\n")
+        self._proc.stdin.flush()
+        reply = self._read()
+        self.cpu_seconds.setdefault(label, []).append(reply["cpu"])
+        self.wall_seconds.setdefault(label, []).append(reply["wall"])
+        return {k: np.asarray(v) for k, v in reply["out"].items()}
+
+    def caller(self, label: str) -> Callable[[], Any]:
+        """A function of no arguments that runs ``label`` in the worker (for a timing loop)."""
+        return lambda: self.call(label)
+
+    def cores_busy(self, label: str) -> float:
+        """The worker's CPU over wall seconds over every call of ``label`` so far."""
+        if label not in self.wall_seconds:
+            raise KeyError(f"no call of {label!r} yet.")
+        return sum(self.cpu_seconds[label]) / sum(self.wall_seconds[label])
+
+
+def _flat(out: Any) -> dict[str, list]:
+    import jax
+
+    leaves = jax.tree_util.tree_leaves_with_path(out)
+    return {jax.tree_util.keystr(path) or "out": np.asarray(leaf).tolist() for path, leaf in leaves}
+
+
+def _serve() -> None:
+    import jax
+
+    jax.config.update("jax_platforms", "cpu")
+    jax.config.update("jax_num_cpu_devices", 1)
+    from . import hlo
+
+    calls = workloads()
+    fn, *args = calls["descent"]
+    print(json.dumps({"partitions": len(hlo.partitions(fn.lower(*args).compile().as_text()))}), flush=True)
+    for line in sys.stdin:
+        label = line.strip()
+        try:
+            fn, *args = calls[label]
+            wall, cpu = time.perf_counter(), time.process_time()
+            out = jax.block_until_ready(fn(*args))
+            reply = {"cpu": time.process_time() - cpu, "wall": time.perf_counter() - wall, "out": _flat(out)}
+        except Exception as e:  # the parent shows it
+            reply = {"error": f"{type(e).__name__}: {e}"}
+        print(json.dumps(reply), flush=True)
+
+
+if __name__ == "__main__":
+    _serve()
