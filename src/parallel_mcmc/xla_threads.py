@@ -16,8 +16,8 @@ them); ``intra_op_parallelism_threads`` is no XLA flag (the process aborts);
 ``NPROC=1`` with one device leaves every operation whole. With ``n`` forced
 devices the pool keeps at least ``n`` threads, whatever ``NPROC`` says.
 
-:func:`workloads` builds the two workloads (chains of gradient steps, and
-gradient descent on a large data set) with their calibration calls, the same
+:func:`workloads` builds the two workloads (chains of gradient steps, and one
+chain's gradient steps on a large data set) with their calibration calls, the same
 in both processes.
 """
 
@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["ONE_THREAD_ENV", "NUM_CHAINS", "NUM_STEPS", "NUM_ROWS", "NUM_FEATURES", "NUM_ITERATIONS", "workloads",
+__all__ = ["ONE_THREAD_ENV", "NUM_CHAINS", "NUM_STEPS", "NUM_OBSERVATIONS", "NUM_ITERATIONS", "workloads",
            "OneThreadDevice"]
 
 #: The environment of a process whose XLA CPU client has one thread (with one device).
@@ -40,9 +40,8 @@ ONE_THREAD_ENV = {"NPROC": "1"}
 
 NUM_CHAINS = 8  #: chains of the first workload
 NUM_STEPS = 4000  #: gradient steps of each chain
-NUM_ROWS = 200_000  #: rows of the second workload's data set
-NUM_FEATURES = 16  #: its columns
-NUM_ITERATIONS = 40  #: its gradient-descent iterations
+NUM_OBSERVATIONS = 1_000_000  #: observations of the second workload (a large data set: the normal model's draws)
+NUM_ITERATIONS = 20  #: its gradient steps
 
 
 def _chain_step() -> Callable[[Any], Any]:
@@ -58,23 +57,28 @@ def _chain_step() -> Callable[[Any], Any]:
     return one_step
 
 
-def _data(rows: int) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(NUM_ROWS, NUM_FEATURES)).astype(np.float32)
-    y = (X @ np.linspace(-1.0, 1.0, NUM_FEATURES, dtype=np.float32) + rng.normal(size=NUM_ROWS)).astype(np.float32)
-    return X[:rows], y[:rows]
+def _large_data(num: int) -> Any:
+    from .models import normal
+
+    return normal.observed(NUM_OBSERVATIONS)[:num]
 
 
-def _descent(axis: str | None = None) -> Callable[..., Any]:
+def _large_steps(axis: str | None = None) -> Callable[..., Any]:
+    """Gradient steps of one chain of a Student-t location-scale model whose observations are an argument (split over ``axis``)."""
     import jax
     import jax.numpy as jnp
 
-    def grad(beta, X, y):
-        g = (X @ beta - y) @ X
+    def loglik(position, x):  # a Student-t likelihood (4 degrees of freedom): a logarithm per observation
+        z = (x - position["loc"]) * jnp.exp(-position["log_scale"])
+        return jnp.sum(-2.5 * jnp.log1p(z * z / 4.0)) - x.shape[0] * position["log_scale"]
+
+    def grad(position, x):
+        g = jax.grad(loglik)(position, x)
         return jax.lax.psum(g, axis) if axis else g
 
-    def run(beta, X, y):
-        return jax.lax.fori_loop(0, NUM_ITERATIONS, lambda i, b: b - 1e-6 * grad(b, X, y), beta)
+    def run(position, x):
+        return jax.lax.fori_loop(0, NUM_ITERATIONS, lambda i, p: jax.tree.map(lambda a, d: a + 1e-9 * d, p,
+                                                                               grad(p, x)), position)
 
     return run
 
@@ -83,12 +87,13 @@ def workloads(mesh: Any = None) -> dict[str, tuple]:
     """The profiling page's workloads, ``{label: (compiled fn, *args)}``, for :func:`parallel_mcmc.timing.time_interleaved`.
 
     On one device: ``"chains"`` (``NUM_CHAINS`` chains of ``NUM_STEPS`` gradient steps of the normal model, one
-    after another), ``"one chain"`` (one of them: the model's step cost), ``"descent"`` (``NUM_ITERATIONS``
-    gradient-descent iterations of a linear regression on ``NUM_ROWS`` rows) and ``"descent, half"`` (the same on
-    half the rows: the work of one device's piece). Given a ``mesh`` with one axis of two devices, also
-    ``"chains, 2 devices"`` (four chains a device), ``"descent, 2 devices"`` (half the rows a device, the gradients
-    added with a ``psum`` every iteration) and ``"descent, 2 devices, 2 rows"`` (the same with one row a device:
-    the fixed cost of the split).
+    after another), ``"one chain"`` (one of them: the model's step cost), ``"large data"`` (``NUM_ITERATIONS``
+    gradient steps of one chain of a Student-t model
+    on ``NUM_OBSERVATIONS`` observations) and ``"large data, half"`` (the same on half
+    of them: the work of one device's piece). Given a ``mesh`` with one axis of two devices, also
+    ``"chains, 2 devices"`` (four chains a device), ``"large data, 2 devices"`` (half the observations a device,
+    the gradients added with a ``psum`` every step) and ``"large data, 2 devices, 2 observations"`` (the same with
+    one observation a device: the fixed cost of the split).
     """
     import jax
     import jax.numpy as jnp
@@ -102,25 +107,21 @@ def workloads(mesh: Any = None) -> dict[str, tuple]:
     one_chain = jax.jit(lambda p: jax.lax.fori_loop(0, NUM_STEPS, lambda i, q: step(q), p))
     chains = jax.jit(lambda ps: jax.lax.map(lambda p: jax.lax.fori_loop(0, NUM_STEPS, lambda i, q: step(q), p), ps))
     first = jax.tree.map(lambda x: x[0], start)
-    X, y = (jnp.asarray(a) for a in _data(NUM_ROWS))
-    Xh, yh = (jnp.asarray(a) for a in _data(NUM_ROWS // 2))
-    beta = jnp.zeros(NUM_FEATURES, jnp.float32)
-    descent = jax.jit(_descent())
-    calls = {"chains": (chains, start), "one chain": (one_chain, first), "descent": (descent, beta, X, y),
-             "descent, half": (descent, beta, Xh, yh)}
+    data, half, two = _large_data(NUM_OBSERVATIONS), _large_data(NUM_OBSERVATIONS // 2), _large_data(2)
+    large = jax.jit(_large_steps())
+    calls = {"chains": (chains, start), "one chain": (one_chain, first), "large data": (large, first, data),
+             "large data, half": (large, first, half)}
     if mesh is None:
         return calls
     (axis,) = mesh.axis_names
-    rows, everywhere = NamedSharding(mesh, P(axis)), NamedSharding(mesh, P())
+    split, everywhere = NamedSharding(mesh, P(axis)), NamedSharding(mesh, P())
     chains2 = jax.jit(jax.shard_map(chains, mesh=mesh, in_specs=P(axis), out_specs=P(axis)))
-    descent2 = jax.jit(jax.shard_map(_descent(axis), mesh=mesh, in_specs=(P(), P(axis), P(axis)), out_specs=P(),
-                                     check_vma=False))
-    X2, y2 = (jnp.asarray(a) for a in _data(2))
-    calls["chains, 2 devices"] = (chains2, jax.device_put(start, rows))
-    calls["descent, 2 devices"] = (descent2, jax.device_put(beta, everywhere), jax.device_put(X, rows),
-                                   jax.device_put(y, rows))
-    calls["descent, 2 devices, 2 rows"] = (descent2, jax.device_put(beta, everywhere), jax.device_put(X2, rows),
-                                           jax.device_put(y2, rows))
+    large2 = jax.jit(jax.shard_map(_large_steps(axis), mesh=mesh, in_specs=(P(), P(axis)), out_specs=P(),
+                                   check_vma=False))
+    placed = jax.device_put(first, everywhere)
+    calls["chains, 2 devices"] = (chains2, jax.device_put(start, split))
+    calls["large data, 2 devices"] = (large2, placed, jax.device_put(data, split))
+    calls["large data, 2 devices, 2 observations"] = (large2, placed, jax.device_put(two, split))
     return calls
 
 
@@ -131,7 +132,7 @@ class OneThreadDevice:
     returns its output as NumPy arrays; :meth:`caller` gives a function of no arguments for a timing loop. The
     worker's own CPU and wall seconds of every call are kept in ``cpu_seconds`` and ``wall_seconds`` by label:
     :meth:`cores_busy` is their ratio, the cores the worker kept busy. ``partitions`` is the number of operations
-    its compiled descent cut into pieces (:func:`parallel_mcmc.hlo.partitions`), read when it started.
+    its compiled large-data steps cut into pieces (:func:`parallel_mcmc.hlo.partitions`), read when it started.
     """
 
     def __init__(self, env: dict[str, str] | None = None, timeout: float = 120.0) -> None:
@@ -204,7 +205,7 @@ def _serve() -> None:
     from . import hlo
 
     calls = workloads()
-    fn, *args = calls["descent"]
+    fn, *args = calls["large data"]
     print(json.dumps({"partitions": len(hlo.partitions(fn.lower(*args).compile().as_text()))}), flush=True)
     for line in sys.stdin:
         label = line.strip()

@@ -153,3 +153,31 @@ def test_predict_sharded_rejects_plausible_wrong_answers(wrong, message):
         check.predict_sharded(wrong)
     with pytest.raises(AssertionError, match="function itself"):
         check.predict_sharded(1.0)
+
+
+# --------------------------------------------------------------------------- bottleneck (the profiling page)
+
+
+def _heaviest(events):
+    totals = {}
+    for e in events:
+        totals[e["name"]] = totals.get(e["name"], 0.0) + e["dur"]
+    return max(totals, key=totals.get)
+
+
+def test_bottleneck_accepts_the_sum_by_name(capsys):
+    check.bottleneck(_heaviest)
+    assert "bottleneck" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda ev: max(ev, key=lambda e: e["dur"])["name"], "longest single event"),
+    (lambda ev: max({e["name"] for e in ev}, key=lambda n: sum(e["name"] == n for e in ev)), "most frequent"),
+    (lambda ev: _heaviest([e for e in ev if e["tid"] == ev[0]["tid"]]), "one thread only|longest single"),
+    (lambda ev: "while.1", "no event's name"),
+    (lambda ev: 3, "string"),
+    (_heaviest([{"name": "x", "dur": 1.0}]), "function itself"),
+])
+def test_bottleneck_rejects_wrong_answers(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        check.bottleneck(wrong)

@@ -72,6 +72,11 @@ REFERENCES = {
         (lambda st, ss, d, c, i: references.predict_sharded(st, ss, d, 1e9, i), "longest device alone|expected"),
         (lambda st, ss, d, c, i: 2 * references.predict_sharded(st, ss, d, c, i), "expected"),
     ]),
+    "parallel_mcmc.exercises.getting_started.bottleneck": (references.bottleneck, False, [
+        (lambda ev: max(ev, key=lambda e: e["dur"])["name"] if references.bottleneck(ev) != max(
+            ev, key=lambda e: e["dur"])["name"] else "no such op", "longest single|no event's name"),
+        (lambda ev: "no such op", "no event's name"),
+    ]),
     "parallel_mcmc.exercises.sharding_lab.device_trips": (references.device_trips, False, [
         (lambda s, d: references.device_trips(s, d)[::-1], "swapped"),
         (lambda s, d: (references.device_trips(s, d)[1], references.device_trips(s, d)[1]), "one global count"),

@@ -17,7 +17,7 @@ from parallel_mcmc.models import sinusoid
 
 from .harness import Argument
 
-__all__ = ["steps_to_pay", "predict_sharded", "costliest_chain", "machine_speedup", "device_trips", "max_draws", "best_group", "my_chains", "gaussian_consensus", "log_prob_noise", "pair_acceptance",
+__all__ = ["steps_to_pay", "predict_sharded", "bottleneck", "costliest_chain", "machine_speedup", "device_trips", "max_draws", "best_group", "my_chains", "gaussian_consensus", "log_prob_noise", "pair_acceptance",
            "UNSEEN", "CALLS", "unseen"]
 
 
@@ -37,6 +37,14 @@ def predict_sharded(steps: np.ndarray, step_seconds: np.ndarray, num_devices: in
     times = ([b.sum() * step_seconds[0] for b in blocks] if inner == "map"
              else [b.max(axis=0).sum() * step_seconds[len(b) - 1] for b in blocks])
     return float(max(max(times), sum(times) / cores))
+
+
+def bottleneck(events: list[dict]) -> str:
+    """The operation whose trace events add up to the most time, over every thread."""
+    totals: dict[str, float] = {}
+    for e in events:
+        totals[e["name"]] = totals.get(e["name"], 0.0) + float(e["dur"])
+    return max(totals, key=totals.get)
 
 
 def costliest_chain(steps: np.ndarray) -> tuple[int, float]:
@@ -163,6 +171,21 @@ def _predict_sharded(rng: np.random.Generator) -> dict:
     return {"cases": cases}
 
 
+def _bottleneck(rng: np.random.Generator) -> dict:
+    cases = []
+    names = ["fusion.1", "sort.2", "all-reduce.3", "dot.4", "Rendezvous", "exp.5"]
+    for _ in range(4):
+        chosen = list(rng.choice(names, size=int(rng.integers(2, 5)), replace=False))
+        events = [{"name": str(rng.choice(chosen)), "dur": float(rng.uniform(1.0, 50.0)), "tid": int(rng.integers(1, 3))}
+                  for _ in range(int(rng.integers(4, 12)))]
+        totals = sorted((sum(e["dur"] for e in events if e["name"] == n) for n in {e["name"] for e in events}),
+                        reverse=True)
+        if len(totals) > 1 and totals[0] - totals[1] < 1.0:
+            events.append({"name": events[0]["name"], "dur": 5.0, "tid": 1})  # a unique largest total
+        cases.append(events)
+    return {"cases": cases}
+
+
 def _device_trips(rng: np.random.Generator) -> dict:
     cases = []
     for _ in range(4):
@@ -272,6 +295,7 @@ UNSEEN: dict[str, Callable[[np.random.Generator], dict[str, Any]]] = {
     "parallel_mcmc.exercises.parallel_chains.costliest_chain": _costliest,
     "parallel_mcmc.exercises.parallel_chains.machine_speedup": _machine_speedup,
     "parallel_mcmc.exercises.getting_started.predict_sharded": _predict_sharded,
+    "parallel_mcmc.exercises.getting_started.bottleneck": _bottleneck,
     "parallel_mcmc.exercises.sharding_lab.device_trips": _device_trips,
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": _my_chains,
     "parallel_mcmc.exercises.beyond_one_machine.best_group": _best_group,
@@ -314,6 +338,7 @@ CALLS: dict[str, tuple[int, Callable[[dict], list[tuple]]]] = {
     "parallel_mcmc.exercises.getting_started.predict_sharded": (
         0, lambda kw: [(np.asarray(st).copy(), np.asarray(ss, float).copy(), d, c, i) for st, ss, d, c, i in kw["cases"]]),
     "parallel_mcmc.exercises.sharding_lab.device_trips": (0, lambda kw: [(np.asarray(s).copy(), d) for s, d in kw["cases"]]),
+    "parallel_mcmc.exercises.getting_started.bottleneck": (0, lambda kw: [([dict(e) for e in c],) for c in kw["cases"]]),
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": (0, lambda kw: [tuple(a) for a, _ in kw["cases"]] + [tuple(a) for a in kw["uneven"]]),
     "parallel_mcmc.exercises.beyond_one_machine.best_group": (0, lambda kw: [tuple(c) for c in kw["cases"]]),
     "parallel_mcmc.exercises.beyond_one_machine.combine_chains": (0, _combine_calls),
