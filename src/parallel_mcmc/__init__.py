@@ -7,6 +7,8 @@ Modules, one idea each:
 - :mod:`parallel_mcmc.timing`: timings with compilation left out, speedups beside their ideal, compile time.
 - :mod:`parallel_mcmc.costmodel`: the cost model: predicted times from measured step costs, cores and step counts.
 - :mod:`parallel_mcmc.judge`: every timing threshold: verdicts on measured runs beside the model, re-measured before a failure.
+- :mod:`parallel_mcmc.hlo`: what a compiled program does, read from its text (collectives, loops, their operands).
+- :mod:`parallel_mcmc.xla_threads`: how many threads XLA's CPU client uses, and a worker limited to one.
 - :mod:`parallel_mcmc.plots`: the plots that recur (speedups, scaling, NUTS steps per draw).
 - :mod:`parallel_mcmc.chains`: BlackJAX chain runners (one after another, lockstep, over a mesh).
 - :mod:`parallel_mcmc.lockstep`: integration-step accounting, what lockstep costs.
