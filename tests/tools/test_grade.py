@@ -21,6 +21,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import jupytext
@@ -490,19 +491,42 @@ def _zero_then_full_book(chapter: Path, copy_root: Path) -> tuple[Path, Path, li
     return copy_root, submission, [e.label for e in edition.exercises]
 
 
+BOOK_CHAPTERS = exercise_chapters(ROOT)
+# Grading runs at once, each in its own sandboxed kernel. Two suit the book's 2-core machine: much of a
+# chapter's run is one thread compiling or waiting, and the grader's kernels report timings, never fail on them.
+BOOK_GRADE_JOBS = int(os.environ.get("BOOK_GRADE_JOBS", "2"))
+
+
+@pytest.fixture(scope="module")
+def book_grades(tmp_path_factory):
+    """Every exercise chapter graded by ``_zero_then_full_book``, ``BOOK_GRADE_JOBS`` chapters at a time.
+
+    Returns {chapter: future of (labels, report, seconds)}; the longest chapters start first.
+    """
+    def run(chapter):
+        book, submission, labels = _zero_then_full_book(chapter, tmp_path_factory.mktemp(chapter.stem))
+        start = time.monotonic()
+        report = grade_notebook(submission, cell_timeout=300, notebook_timeout=1200, book=book, hide=[ROOT])
+        return labels, report, time.monotonic() - start
+
+    pool = ThreadPoolExecutor(max_workers=max(BOOK_GRADE_JOBS, 1))
+    longest_first = sorted(BOOK_CHAPTERS, key=lambda c: c.stat().st_size, reverse=True)
+    futures = {chapter: pool.submit(run, chapter) for chapter in longest_first}
+    yield futures
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("chapter", exercise_chapters(ROOT), ids=lambda p: p.stem)
-def test_book_exercises_grade_zero_then_full(chapter, tmp_path):
+@pytest.mark.parametrize("chapter", BOOK_CHAPTERS, ids=lambda p: p.stem)
+def test_book_exercises_grade_zero_then_full(chapter, book_grades, tmp_path):
     """Every exercise of the book: the stub grades 0, the book's solution full marks.
 
     One grading run per chapter, in the sandbox, with the trusted judge and unseen inputs
-    (see ``_zero_then_full_book``). Set ``COURSEWORK_STRICT=1`` to also grade the untouched
-    edition and the solved one of the real chapter (two more runs per chapter).
+    (see ``_zero_then_full_book``); the runs go ``BOOK_GRADE_JOBS`` at a time (``book_grades``).
+    Set ``COURSEWORK_STRICT=1`` to also grade the untouched edition and the solved one of the
+    real chapter (two more runs per chapter, one at a time).
     """
-    book, submission, labels = _zero_then_full_book(chapter, tmp_path)
-    start = time.monotonic()
-    report = grade_notebook(submission, cell_timeout=300, notebook_timeout=1200, book=book, hide=[ROOT])
-    seconds = time.monotonic() - start
+    labels, report, seconds = book_grades[chapter].result()
     got = statuses(report)
     assert set(got) == set(labels) | {f"{lab}-solution" for lab in labels}, report
     for lab in labels:
