@@ -198,3 +198,50 @@ def test_a_students_chapters_share_a_row_of_the_gradebook():
     header, rows = gradebook([one, two, late])
     assert header == ["student", "ex-a", "ex-b", "total", "possible"]
     assert rows == [["ada", 2, 0.5, 2.5, 3], ["bob", 0, 1, 1, 3]]
+
+
+def test_graders_in_threads_take_turns_except_while_they_wait(toy, tmp_path, monkeypatch):
+    """Two submissions graded at once: reading and assembling (``ast``, not thread-safe in CPython 3.11)
+    hold the grader's lock; the kernel's run and the judge's process do not, so those overlap."""
+    import threading
+    import time
+
+    from booktools.coursework import grade as grade_module
+
+    book, nb = toy
+    held = {}
+    running = []
+    overlap = threading.Event()
+    real_assemble, real_execute = grade_module._assemble, grade_module._execute
+
+    def assemble(*args, **kwargs):
+        held.setdefault("assemble", []).append(grade_module._SERIAL.locked())
+        return real_assemble(*args, **kwargs)
+
+    async def execute(*args, **kwargs):
+        free = grade_module._SERIAL.acquire(timeout=30)  # the lock is not reentrant: held by this thread, it times out
+        if free:
+            grade_module._SERIAL.release()
+        held.setdefault("execute", []).append(not free)
+        running.append(1)
+        if len(running) == 2:
+            overlap.set()
+        try:
+            return await real_execute(*args, **kwargs)
+        finally:
+            running.pop()
+
+    monkeypatch.setattr(grade_module, "_assemble", assemble)
+    monkeypatch.setattr(grade_module, "_execute", execute)
+    paths = []
+    for name in ("one", "two"):
+        nbformat.write(answered(nb), tmp_path / f"{name}.ipynb")
+        paths.append(tmp_path / f"{name}.ipynb")
+    start = time.monotonic()
+    reports = grade_module.grade(paths, CELL_LIMIT, NOTEBOOK_LIMIT, book, jobs=2)
+    assert [r.score for r in reports] == [4, 4], [r.problems for r in reports]
+    assert held["assemble"] == [True, True], "assembling a submission must hold the lock"
+    assert held["execute"] == [False, False], "a kernel's run must not hold the lock"
+    assert overlap.is_set(), "the two kernels never ran at the same time"
+    assert not grade_module._SERIAL.locked()
+    print(f"two toy submissions graded at once in {time.monotonic() - start:.1f} s")

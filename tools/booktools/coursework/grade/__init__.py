@@ -54,7 +54,9 @@ import secrets
 import shutil
 import sys
 import tempfile
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Sequence
 
@@ -89,10 +91,36 @@ from .verdicts import _exercise_results, _observations, _run_judge
 __all__ = ["ExerciseResult", "NotebookReport", "grade_notebook", "grade", "main"]
 
 
+# Reading notebooks and writing the student edition parse Python with ``ast``, which CPython 3.11 does not
+# allow in two threads at once ("AST constructor recursion depth mismatch"). Submissions graded at the same
+# time (``grade(jobs=N)``) therefore take turns at everything but the two long waits, which run unlocked:
+# the sandboxed kernel and the judge's process.
+_SERIAL = threading.Lock()
+
+
+@contextmanager
+def _unlocked():
+    """Let another grading thread work while this one waits on a process."""
+    _SERIAL.release()
+    try:
+        yield
+    finally:
+        _SERIAL.acquire()
+
+
 def grade_notebook(path: str | Path, cell_timeout: float = 300, notebook_timeout: float = 1800,
                    book: Path | None = None, hide: Sequence[Path] = (), seed: int | None = None) -> NotebookReport:
-    """Grade one submission (see the module's docstring); ``seed`` fixes the unseen inputs (default: fresh)."""
-    path = Path(path)
+    """Grade one submission (see the module's docstring); ``seed`` fixes the unseen inputs (default: fresh).
+
+    Safe to call from several threads at once (:func:`grade` does with ``jobs``): the kernels and judges of
+    different submissions run at the same time, the rest takes turns.
+    """
+    with _SERIAL:
+        return _grade_notebook(Path(path), cell_timeout, notebook_timeout, book, hide, seed)
+
+
+def _grade_notebook(path: Path, cell_timeout: float, notebook_timeout: float, book: Path | None,
+                    hide: Sequence[Path], seed: int | None) -> NotebookReport:
     start = time.monotonic()
     try:
         sub = _read(path)
@@ -123,11 +151,13 @@ def grade_notebook(path: str | Path, cell_timeout: float = 300, notebook_timeout
         if os.geteuid() == 0:
             shutil.chown(work, sandbox.USER, sandbox.GROUP)
         os.chmod(work, 0o700)
-        results = asyncio.run(_execute(nb, cell_timeout, notebook_timeout, job, _kernel_env(job), problems,
-                                       hide=_hidden(book, hide)))
+        with _unlocked():
+            results = asyncio.run(_execute(nb, cell_timeout, notebook_timeout, job, _kernel_env(job), problems,
+                                           hide=_hidden(book, hide)))
         labels, roles, _ = _structure(edition)
         items, owners = _observations(labels, checks)
-        verdicts = _run_judge(items, devices, timeout=max(120.0, notebook_timeout / 2)) if items else []
+        with _unlocked():
+            verdicts = _run_judge(items, devices, timeout=max(120.0, notebook_timeout / 2)) if items else []
     exercises = _exercise_results(nb, labels, roles, unchecked, notes, results, owners, verdicts, cell_timeout)
     points = {e.label: e.points for e in student_edition.exercises}
     for ex in exercises:
