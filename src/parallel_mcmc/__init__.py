@@ -16,6 +16,8 @@ Modules, one idea each:
 - :mod:`parallel_mcmc.numpyro_runner`: a NumPyro runner that spreads chains over devices.
 - :mod:`parallel_mcmc.consensus`: consensus Monte Carlo (data shards, sub-posteriors, combination).
 - :mod:`parallel_mcmc.process_group`: start a group of processes that form one JAX program (``jax.distributed``).
+- :mod:`parallel_mcmc.slurm_chains`: chains over the processes of a SLURM job as one JAX program (``srun python -m ...``).
+- :mod:`parallel_mcmc.sinusoid_mpi`: emcee on the sinusoid over MPI ranks that each hold the data (``srun --mpi=pmi2 python -m ...``).
 - :mod:`parallel_mcmc.pools`: emcee's process-pool workers, the data they are given, a pool that counts tasks.
 - :mod:`parallel_mcmc.mpi`: finding ``mpiexec``; schwimmbad's MPI pool, closed once; an MPI pool whose master shares the work.
 - :mod:`parallel_mcmc.emcee_mpi`: the MPI chapter's program (``python -m parallel_mcmc.emcee_mpi`` under ``mpiexec``).

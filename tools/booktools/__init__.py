@@ -10,5 +10,6 @@ the package ``parallel_mcmc``, in ``src/``). Modules:
 - :mod:`booktools.format`: ``make format``, chapters as JupyterLab saves them.
 - :mod:`booktools.bench`: ``make bench``, every way of running chains beside the cost model.
 - :mod:`booktools.busy`: run a command (``make test``) while other processes keep cores busy.
+- :mod:`booktools.slurm_cluster`: a one-node SLURM cluster on this machine, for the tests that submit job scripts.
 - :mod:`booktools.coursework`: ``make student`` and ``make grade``, the student edition and the grader.
 """

@@ -1,0 +1,104 @@
+"""emcee on the sinusoid over MPI ranks, each rank holding its own data: ``srun --mpi=pmi2 python -m parallel_mcmc.sinusoid_mpi OUT.npz``.
+
+The batch job of the page "SLURM jobs" (or ``mpiexec -n N`` on one machine).
+Every rank imports :mod:`parallel_mcmc.models.sinusoid`, whose
+:func:`~parallel_mcmc.models.sinusoid.log_prob` reads the model's data from
+that module: each rank builds its own copy the first time it evaluates one
+(from the fixed seed, so every copy is the same), and the tasks carry the
+walkers' positions alone. Rank 0 runs emcee's ``EnsembleSampler`` with the
+pool ``--pool`` names (:data:`parallel_mcmc.emcee_mpi.POOLS`: ``sharing``,
+the default, where rank 0 evaluates a share too, so ``N`` ranks give ``N``
+workers; ``schwimmbad``, where ``N`` ranks give ``N - 1``).
+
+The walkers start in a small ball around the true parameters
+(:func:`~parallel_mcmc.models.sinusoid.initial_walkers`) with a fixed random
+state, so :func:`run` without a pool draws exactly the same chain in one
+process. Rank 0 writes ``OUT.npz``:
+
+- ``chain``, ``log_prob``: emcee's ``get_chain()`` and ``get_log_prob()``, shape ``(steps, walkers[, 4])``;
+- ``acceptance``: each walker's acceptance fraction;
+- ``pool``, ``workers``, ``seconds``: the pool, the ranks that evaluate log-probabilities, the run's wall time;
+- ``ranks``: one row ``(rank, pid, points of data held, times the data were built)`` a worker rank
+  (:func:`rank_data`), and ``hosts``, each one's host name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import time
+from typing import Any, Sequence
+
+import emcee
+import numpy as np
+
+from .emcee_mpi import POOLS, random_state
+from .models import sinusoid
+from .validate import whole_number
+
+__all__ = ["NUM_WALKERS", "NUM_STEPS", "run", "rank_data", "main"]
+
+NUM_WALKERS = 16
+NUM_STEPS = 100
+
+
+def run(pool: Any, num_walkers: int = NUM_WALKERS, num_steps: int = NUM_STEPS) -> emcee.EnsembleSampler:
+    """emcee on the sinusoid for ``num_steps`` steps with ``pool`` (``None``: in this process), from fixed starts."""
+    whole_number("num_steps", num_steps, 1)
+    start = sinusoid.initial_walkers(num_walkers)
+    sampler = emcee.EnsembleSampler(num_walkers, start.shape[1], sinusoid.log_prob, pool=pool)
+    sampler.run_mcmc(emcee.State(start, random_state=random_state()), num_steps)
+    return sampler
+
+
+def rank_data(pause: float) -> tuple[int, str, int, int, int]:
+    """Sleep ``pause`` s, then ``(MPI rank, host, pid, points of data this process holds, times it built them)``.
+
+    Mapped over one task per evaluating rank, it shows that every rank holds
+    the data, built there once. The pause keeps a rank busy, so that a pool
+    that deals tasks out one at a time hands the next one to another rank.
+    """
+    from mpi4py import MPI
+
+    time.sleep(pause)
+    t, _ = sinusoid.data()
+    return (MPI.COMM_WORLD.Get_rank(), socket.gethostname(), os.getpid(), int(t.size),
+            int(sinusoid.data.cache_info().misses))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m parallel_mcmc.sinusoid_mpi", description=__doc__.splitlines()[0])
+    parser.add_argument("out", help="where rank 0 writes its results (.npz)")
+    parser.add_argument("--pool", choices=sorted(POOLS), default="sharing", help="which MPI pool (default: sharing)")
+    parser.add_argument("--walkers", type=int, default=NUM_WALKERS)
+    parser.add_argument("--steps", type=int, default=NUM_STEPS)
+    args = parser.parse_args(argv)
+    whole_number("--walkers", args.walkers, 8, of=" (twice the dimension at least)")
+    whole_number("--steps", args.steps, 1)
+
+    # The ranks other than 0 stay inside the constructor, evaluating tasks, until rank 0 closes the pool.
+    with POOLS[args.pool]() as pool:
+        start = time.perf_counter()
+        sampler = run(pool, args.walkers, args.steps)
+        seconds = time.perf_counter() - start
+        held = sorted(set(pool.map(rank_data, [0.05] * pool.size)))
+        if len({row[0] for row in held}) != pool.size:
+            raise RuntimeError(f"Expected one answer from each of {pool.size} ranks, got ranks {[r[0] for r in held]}.")
+        np.savez(
+            args.out,
+            chain=sampler.get_chain(),
+            log_prob=sampler.get_log_prob(),
+            acceptance=sampler.acceptance_fraction,
+            pool=args.pool,
+            workers=pool.size,
+            seconds=seconds,
+            ranks=np.array([(rank, pid, points, built) for rank, _, pid, points, built in held]),
+            hosts=np.array([host for _, host, *_ in held]),
+        )
+        print(f"{args.pool} pool, {pool.size} workers: {args.steps} steps of {args.walkers} walkers in {seconds:.2f} s, "
+              f"mean acceptance {sampler.acceptance_fraction.mean():.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
