@@ -1,4 +1,4 @@
-"""emcee on the sinusoid over MPI ranks, each rank holding its own data: ``srun --mpi=pmi2 python -m parallel_mcmc.sinusoid_mpi OUT.npz``.
+"""emcee on the sinusoid over MPI ranks, each holding the data: ``srun python -m parallel_mcmc.sinusoid_mpi OUT.npz``.
 
 The batch job of the page "SLURM jobs" (or ``mpiexec -n N`` on one machine).
 Every rank imports :mod:`parallel_mcmc.models.sinusoid`, whose
@@ -96,8 +96,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             ranks=np.array([(rank, pid, points, built) for rank, _, pid, points, built in held]),
             hosts=np.array([host for _, host, *_ in held]),
         )
-        print(f"{args.pool} pool, {pool.size} workers: {args.steps} steps of {args.walkers} walkers in {seconds:.2f} s, "
-              f"mean acceptance {sampler.acceptance_fraction.mean():.2f}", flush=True)
+        print(f"{args.pool} pool, {pool.size} workers: {args.steps} steps of {args.walkers} walkers in "
+              f"{seconds:.2f} s, mean acceptance {sampler.acceptance_fraction.mean():.2f}", flush=True)
 
 
 if __name__ == "__main__":

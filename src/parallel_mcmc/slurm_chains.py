@@ -65,7 +65,7 @@ def exact_loc(data: Any) -> tuple[float, float]:
 
 
 def inverse_mass_matrix(data: Any) -> np.ndarray:
-    """NUTS's diagonal inverse mass matrix for ``(loc, log_scale)``: the posterior variances, ``s²/n`` and ``1/(2n)``."""
+    """NUTS's diagonal inverse mass matrix for ``(loc, log_scale)``: posterior variances ``s²/n``, ``1/(2n)``."""
     y = np.asarray(data, dtype=np.float64)
     return np.array([y.var(ddof=1) / y.size, 1.0 / (2 * y.size)], dtype=np.float32)
 

@@ -292,9 +292,9 @@ class SlurmCluster:
         key.write_bytes(os.urandom(1024))
         key.chmod(0o400)
         munge = folder / "munge"
-        self._launch("munged", [which("munged"), "-F", "--force", f"--key-file={key}", f"--socket={self.config.munge_socket}",
-                                f"--pid-file={munge / 'munged.pid'}", f"--seed-file={munge / 'munged.seed'}",
-                                f"--log-file={munge / 'munged.log'}"])
+        self._launch("munged", [which("munged"), "-F", "--force", f"--key-file={key}",
+                                f"--socket={self.config.munge_socket}", f"--pid-file={munge / 'munged.pid'}",
+                                f"--seed-file={munge / 'munged.seed'}", f"--log-file={munge / 'munged.log'}"])
         self._wait_for(lambda: self.config.munge_socket.exists(), "munged to create its socket")
         conf = str(self.config.conf)
         self._launch("slurmctld", [which("slurmctld"), "-D", "-f", conf])
@@ -304,8 +304,8 @@ class SlurmCluster:
     def _launch(self, name: str, cmd: Sequence[str]) -> None:
         log = open(Path(self.folder) / "log" / f"{name}.out", "wb")
         try:
-            self._daemons[name] = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=self.env
-                                                   if self.config else None, start_new_session=True)
+            self._daemons[name] = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=self.env,
+                                                   start_new_session=True)
         finally:
             log.close()
 
@@ -375,15 +375,17 @@ class SlurmCluster:
                env: Mapping[str, str] | None = None) -> int:
         """``sbatch`` the job script ``script`` (its output files go to ``chdir``); return the job's id.
 
-        ``env`` adds variables to the environment the job is submitted with (it
-        inherits the rest, as ``sbatch`` does by default).
+        ``env`` is the environment to submit with (default: this process's);
+        the job inherits it, as ``sbatch`` does by default. ``SLURM_CONF`` is
+        set to this cluster's in any case.
         """
         script = Path(script).resolve()
         if not script.is_file():
             raise FileNotFoundError(f"No job script at {script}.")
         cmd = ["sbatch", "--parsable", f"--chdir={Path(chdir).resolve()}", str(script), *args]
         start = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, env={**self.env, **(env or {})}, timeout=60)
+        job_env = {**(os.environ if env is None else env), "SLURM_CONF": str(self.env["SLURM_CONF"])}
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=job_env, timeout=60)
         if proc.returncode != 0:
             raise SlurmError(f"sbatch {script.name} failed ({proc.returncode}): {proc.stderr.strip()}\n{self.logs()}")
         job_id = int(proc.stdout.strip().split(";")[0])
