@@ -88,6 +88,7 @@ def test_unavailable_asks_for_root(monkeypatch):
     assert "as root" in slurm_cluster.unavailable()
 
 
+@pytest.mark.slow
 def test_the_chain_program_reads_slurms_variables_without_slurm(tmp_path):
     # What srun would set for a job step of one task; JAX's SLURM detection takes it from there.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "JAX_", "XLA_"))}
@@ -141,6 +142,7 @@ def test_the_cluster_is_up(cluster):
     assert "pmi2" in cluster.mpi_plugins(), "emcee_mpi.sbatch starts its ranks with srun --mpi=pmi2"
 
 
+@pytest.mark.slow
 def test_chains_job(cluster, job_env, tmp_path):
     job = run_job(cluster, "chains.sbatch", tmp_path, job_env).job_id
     result = json.loads((tmp_path / f"chains-{job}.json").read_text())
@@ -176,6 +178,7 @@ def least_squares_fit():
     return fit.x, np.sqrt(np.diag(np.linalg.inv(fit.jac.T @ fit.jac)))
 
 
+@pytest.mark.slow
 def test_emcee_mpi_job(cluster, job_env, tmp_path):
     from parallel_mcmc import sinusoid_mpi
     from parallel_mcmc.models import sinusoid
