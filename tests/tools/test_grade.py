@@ -503,8 +503,12 @@ def book_grades(tmp_path_factory):
 
     Returns {chapter: future of (labels, report, seconds)}; the longest chapters start first.
     """
+    # the copies are made here, one after another: they parse Python (``ast``), which CPython 3.11 does not
+    # allow in two threads at once; grade_notebook takes care of its own parsing
+    copies = {chapter: _zero_then_full_book(chapter, tmp_path_factory.mktemp(chapter.stem)) for chapter in BOOK_CHAPTERS}
+
     def run(chapter):
-        book, submission, labels = _zero_then_full_book(chapter, tmp_path_factory.mktemp(chapter.stem))
+        book, submission, labels = copies[chapter]
         start = time.monotonic()
         report = grade_notebook(submission, cell_timeout=300, notebook_timeout=1200, book=book, hide=[ROOT])
         return labels, report, time.monotonic() - start
