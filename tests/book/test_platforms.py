@@ -26,7 +26,7 @@ PAGES = [
     ("parallel_chains/vmap_pmap_shard_map", 2),
     ("numpyro/chain_methods", 4),
     ("ensemble/mpi", 1),  # its cell that shows the missing-MPI error is tagged raises-exception
-    ("beyond_one_machine/multi_process_jax", 1),  # one device in each process
+    ("beyond_one_machine/slurm_jobs", 1),  # (multi_process_jax runs one device a process: its processes never force a count)
     ("other_parallelism/tempered_smc", 2),
     ("reference/running_this_book", 1),
 ]
