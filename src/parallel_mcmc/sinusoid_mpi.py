@@ -17,6 +17,8 @@ process. Rank 0 writes ``OUT.npz``:
 
 - ``chain``, ``log_prob``: emcee's ``get_chain()`` and ``get_log_prob()``, shape ``(steps, walkers[, 4])``;
 - ``acceptance``: each walker's acceptance fraction;
+- with ``--backend FILE``, every step is also written to that HDF5 file as it is made, and a job that
+  stopped at its time limit, submitted again, goes on from the file's last step (:func:`run`);
 - ``pool``, ``workers``, ``seconds``: the pool, the ranks that evaluate log-probabilities, the run's wall time;
 - ``ranks``: one row ``(rank, pid, points of data held, times the data were built)`` a worker rank
   (:func:`rank_data`), and ``hosts``, each one's host name.
@@ -43,12 +45,35 @@ NUM_WALKERS = 16
 NUM_STEPS = 100
 
 
-def run(pool: Any, num_walkers: int = NUM_WALKERS, num_steps: int = NUM_STEPS) -> emcee.EnsembleSampler:
-    """emcee on the sinusoid for ``num_steps`` steps with ``pool`` (``None``: in this process), from fixed starts."""
+def run(pool: Any, num_walkers: int = NUM_WALKERS, num_steps: int = NUM_STEPS,
+        backend: emcee.backends.Backend | None = None) -> emcee.EnsembleSampler:
+    """emcee on the sinusoid for ``num_steps`` steps with ``pool`` (``None``: in this process), from fixed starts.
+
+    ``backend``: where the chain is kept, for example ``emcee.backends.HDFBackend(path)``, which writes every
+    step to an HDF5 file. A file that already holds steps of this run (a job stopped at its time limit) is
+    resumed from its last step, random state included, up to ``num_steps`` in all: the chain ends exactly as
+    the uninterrupted run's.
+    """
     whole_number("num_steps", num_steps, 1)
     start = sinusoid.initial_walkers(num_walkers)
-    sampler = emcee.EnsembleSampler(num_walkers, start.shape[1], sinusoid.log_prob, pool=pool)
-    sampler.run_mcmc(emcee.State(start, random_state=random_state()), num_steps)
+    done = 0
+    if backend is not None and backend.initialized and backend.iteration > 0:
+        if tuple(backend.shape) != start.shape:
+            raise ValueError(f"The backend holds {backend.shape[0]} walkers of {backend.shape[1]} parameters, not "
+                             f"{start.shape[0]} of {start.shape[1]}: resume with the walkers it was started with, "
+                             "or give a new file.")
+        done = backend.iteration
+        if done > num_steps:
+            raise ValueError(f"The backend already holds {done} steps, more than the {num_steps} asked for: ask for "
+                             f"{done} or more steps, or give a new file.")
+    elif backend is not None:
+        backend.reset(*start.shape)
+    sampler = emcee.EnsembleSampler(num_walkers, start.shape[1], sinusoid.log_prob, pool=pool, backend=backend)
+    if done:
+        if num_steps > done:
+            sampler.run_mcmc(None, num_steps - done)  # from the file's last step and random state
+    else:
+        sampler.run_mcmc(emcee.State(start, random_state=random_state()), num_steps)
     return sampler
 
 
@@ -72,7 +97,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("out", help="where rank 0 writes its results (.npz)")
     parser.add_argument("--pool", choices=sorted(POOLS), default="sharing", help="which MPI pool (default: sharing)")
     parser.add_argument("--walkers", type=int, default=NUM_WALKERS)
-    parser.add_argument("--steps", type=int, default=NUM_STEPS)
+    parser.add_argument("--steps", type=int, default=NUM_STEPS, help="steps in all, those already in --backend included")
+    parser.add_argument("--backend", help="an HDF5 file that keeps every step; a run stopped part-way resumes from it")
     args = parser.parse_args(argv)
     whole_number("--walkers", args.walkers, 8, of=" (twice the dimension at least)")
     whole_number("--steps", args.steps, 1)
@@ -80,7 +106,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     # The ranks other than 0 stay inside the constructor, evaluating tasks, until rank 0 closes the pool.
     with POOLS[args.pool]() as pool:
         start = time.perf_counter()
-        sampler = run(pool, args.walkers, args.steps)
+        backend = emcee.backends.HDFBackend(args.backend) if args.backend else None
+        sampler = run(pool, args.walkers, args.steps, backend)
         seconds = time.perf_counter() - start
         held = sorted(set(pool.map(rank_data, [0.05] * pool.size)))
         if len({row[0] for row in held}) != pool.size:
