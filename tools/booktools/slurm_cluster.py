@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from parallel_mcmc.process_group import free_port
+
 __all__ = [
     "COMMANDS",
     "PACKAGES",
@@ -114,12 +116,6 @@ def mpi_plugins(text: str) -> list[str]:
     """
     # "MPI plugin types are..." then one indented name a line; "specific pmix plugin versions available: ..." after
     return [line.strip() for line in text.splitlines() if re.fullmatch(r"\s+[\w-]+", line)]
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _cpus() -> int:
@@ -284,7 +280,7 @@ class SlurmCluster:
         for name in ("state", "spool", "log", "munge"):
             (folder / name).mkdir(mode=0o755)
         self.config = ClusterConfig(folder, cpus=self.cpus, real_memory_mb=self.real_memory_mb,
-                                    controller_port=_free_port(), node_port=_free_port(),
+                                    controller_port=free_port(), node_port=free_port(),
                                     mpi_default=self.mpi_default)
         self.config.conf.write_text(slurm_conf(self.config))
         # MUNGE: a key of our own (1 KiB of random bytes, readable by its owner only), in the foreground (-F).
