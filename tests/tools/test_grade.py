@@ -17,8 +17,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -378,6 +380,60 @@ def test_submissions_cannot_read_the_solutions_or_write_the_book(toy, tmp_path):
     assert statuses(report)["ex-toy-chains"] == "failed"
 
 
+# Walks the file system from / (not the sandbox's own folders, at most 5 folders deep) for a copy of the
+# chapter, and runs the solution it reads there; without one, a wrong answer.
+WALKER = """\
+import os, re
+source = ""
+for top, dirs, files in os.walk("/"):
+    depth = top.count("/") if top != "/" else 0
+    dirs[:] = [] if depth >= 5 else [d for d in dirs if (top, d) not in [("/", n) for n in ("proc", "sys", "dev", "usr")]]
+    for name in files:
+        if name == "toy.md":
+            try:
+                text = open(os.path.join(top, name)).read()
+            except OSError:
+                continue
+            if "def {name}(" in text:
+                source = text
+match = re.search(r"def {name}\\(.*?\\n(?=\\S)", source, re.S)
+if match:
+    exec(match.group(0))
+else:
+    {wrong}
+"""
+
+
+@pytest.fixture
+def chapter_elsewhere(toy):
+    """A copy of the toy chapter, solutions and all, in a readable folder beside the repository (as another
+    checkout of the book would be), outside the book and outside every folder the grader is told to hide."""
+    book, _ = toy
+    parent = ROOT.parent if os.access(ROOT.parent, os.W_OK) else Path(tempfile.gettempdir())
+    copy = Path(tempfile.mkdtemp(prefix=".another-checkout-", dir=parent))
+    try:
+        (copy / "chapters/toy").mkdir(parents=True)
+        (copy / "chapters/toy/toy.md").write_text((book / "chapters/toy/toy.md").read_text())
+        for path in [copy, *copy.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        assert not any(h == copy or h in copy.parents for h in _hidden(book, []))
+        yield copy
+    finally:
+        shutil.rmtree(copy)
+
+
+def test_another_copy_of_the_chapter_elsewhere_on_the_machine_is_not_seen(toy, tmp_path, chapter_elsewhere):
+    """A submission that searches the machine for another copy of the chapter and runs its solutions
+    earns only what its own (wrong) answers earn: nothing outside the sandbox's root is there."""
+    book, nb = toy
+    assert "TOY-SOLUTION-CODE" in (chapter_elsewhere / "chapters/toy/toy.md").read_text()
+    chains = WALKER.format(name="my_chains", wrong=STRIDED.replace("\n", "\n    "))
+    combine = WALKER.format(name="combine", wrong="combine = lambda parts: parts[0]")
+    report = grade(tmp_path, book, answered(nb, {"ex-toy-chains": [chains], "ex-toy-combine": [combine]}))
+    assert statuses(report) == {"ex-toy-chains": "failed", "ex-toy-combine": "failed"}, report
+    assert report.score == 0 and not report.problems, report
+
+
 def test_the_sandbox_hides_the_book_and_the_grader(tmp_path):
     job = tmp_path / "job"
     (job / "work").mkdir(parents=True)
@@ -404,7 +460,7 @@ def test_the_sandbox_hides_the_book_and_the_grader(tmp_path):
             seen["network"] = type(err).__name__
         open("seen.txt", "w").write(repr(seen))
     """)
-    cmd = sandbox.command([sys.executable, "-c", probe], job, [ROOT], [Path(sys.prefix).resolve()], cpu_seconds=60)
+    cmd = sandbox.command([sys.executable, "-c", probe], job, [ROOT], sandbox.environment(), cpu_seconds=60)
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env={"PATH": os.environ["PATH"]}, check=False)
     assert done.returncode == 0, done.stderr
     seen = eval((job / "work" / "seen.txt").read_text())

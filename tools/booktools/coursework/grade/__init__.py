@@ -17,9 +17,11 @@ one module each:
    the check is given and what the learner's functions return for the check's
    inputs and for unseen inputs the grader draws afresh;
 3. :mod:`~booktools.coursework.grade.run` runs that notebook in a sandboxed kernel
-   (:mod:`booktools.coursework.sandbox`): no network, the user ``nobody``, the book
-   and the grader's repository hidden, a scratch folder that holds only the student
-   edition, a copy of the installed ``parallel_mcmc``, resource limits;
+   (:mod:`booktools.coursework.sandbox`): no network, the user ``nobody``, a root
+   file system of its own that holds the Python environment and the system folders
+   read-only and nothing else of the machine (no book, no grader's repository), a
+   scratch folder that holds only the student edition, a copy of the installed
+   ``parallel_mcmc``, resource limits;
 4. :mod:`~booktools.coursework.grade.verdicts` reads those records as data
    (:mod:`booktools.coursework.codec`) and has a separate, trusted process
    (:mod:`booktools.coursework.judge`) run the book's checks on them, with the
@@ -216,7 +218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--book", type=Path, default=None,
                         help="the book's root folder, whose chapters hold the original checks (default: found from the cwd)")
     parser.add_argument("--hide", type=Path, action="append", default=[],
-                        help="another folder the submissions must not see (a copy of the book, say); repeat as needed")
+                        help="a folder inside the Python environment or /usr that the submissions must not see "
+                             "(a copy of the book, say; nothing else of the machine is in the sandbox); repeat as needed")
     args = parser.parse_args(argv)
     book = args.book.resolve() if args.book is not None else _default_book()
     missing = [str(p) for p in args.submissions if not p.is_file()]
@@ -226,6 +229,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.jobs < 1:
         print("error: --jobs must be at least 1", file=sys.stderr)
         return 2
+    why = sandbox.available()
+    if why:  # nothing is graded outside the sandbox
+        print(f"error: no submission was graded: {why}", file=sys.stderr)
+        return 3
     roster = None
     if args.roster is not None:
         try:

@@ -2,8 +2,10 @@
 
 The job folder holds the scratch folder the kernel works in and a copy of the
 installed helper package ``parallel_mcmc`` (the same one the judge imports).
-The kernel starts through :mod:`booktools.coursework.sandbox`, with the book and
-the repository of the grader's packages hidden; cells run one by one under
+The kernel starts through :mod:`booktools.coursework.sandbox`, in a root file
+system that holds the Python environment, the system folders and the job folder,
+and nothing else of the machine (not the book, not the repository of the
+grader's packages, not another copy of the book); cells run one by one under
 time limits, a kernel that dies or does not answer is replaced, and each cell's
 outcome is kept (never its output: the grade is decided from the observations).
 """
@@ -56,16 +58,18 @@ def _package_dir(name: str) -> Path:
 
 def _copy_helper(lib: Path) -> None:
     """Copy the installed helper package into ``lib``, the kernel's path (:func:`_kernel_env`): the
-    sandbox hides the repository, and the kernel runs the same ``parallel_mcmc`` as the judge."""
+    repository is not in the sandbox, and the kernel runs the same ``parallel_mcmc`` as the judge."""
     shutil.copytree(_package_dir("parallel_mcmc"), lib / "parallel_mcmc",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
 
 
 def _hidden(book: Path, extra: Sequence[Path]) -> list[Path]:
-    """Folders the sandbox hides: the book, the repository of the grader's packages (the folder above
-    ``tools/booktools`` and ``src/parallel_mcmc``, which holds the grader's code and its reference answers),
-    the grader's home folder, the project this environment belongs to (if the environment sits inside
-    one) and ``extra`` (other copies of the book). The environment and its interpreter are put back, read-only."""
+    """Folders the submission must not see: the book, the repository of the grader's packages (the folder
+    above ``tools/booktools`` and ``src/parallel_mcmc``, which holds the grader's code and its reference
+    answers), the grader's home folder, the project this environment belongs to (if the environment sits
+    inside one) and ``extra`` (``--hide``). None of them is in the sandbox's root unless it lies inside a
+    folder put there (the environment, ``/usr``), and then the sandbox covers it with an empty file system;
+    a folder that holds the environment shows the environment only."""
     prefix = Path(sys.prefix).resolve()
     found = [book.resolve(), *(_package_dir(name).parents[1] for name in ("booktools", "parallel_mcmc")),
              Path.home().resolve(), *(Path(p).resolve() for p in extra)]
@@ -76,8 +80,7 @@ def _hidden(book: Path, extra: Sequence[Path]) -> list[Path]:
 
 def _kernel_spec_manager(job: Path, hide: Sequence[Path], cpu_seconds: int):
     """A kernel-spec manager whose ``python3`` is this interpreter's ipykernel, started in the sandbox."""
-    # the environment, and the interpreter it was made from (a venv's python links to it)
-    keep = list(dict.fromkeys([Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]))
+    keep = sandbox.environment()  # the environment, and the interpreter it was made from
 
     class Sandboxed(KernelSpecManager):
         def get_kernel_spec(self, kernel_name):
