@@ -21,7 +21,7 @@ Modules, one idea each:
 - :mod:`parallel_mcmc.pools`: emcee's process-pool workers, the data they are given, a pool that counts tasks.
 - :mod:`parallel_mcmc.mpi`: finding ``mpiexec``; schwimmbad's MPI pool, closed once; an MPI pool whose master shares the work.
 - :mod:`parallel_mcmc.emcee_mpi`: the MPI chapter's program (``python -m parallel_mcmc.emcee_mpi`` under ``mpiexec``).
-- :mod:`parallel_mcmc.models`: the example models (normal, regression, sinusoid, tinynet, softmax_layer).
+- :mod:`parallel_mcmc.models`: the example models (normal, regression, sinusoid, tinynet).
 - :mod:`parallel_mcmc.exercises`: the checks of the exercises, one module per part of the book, named after it.
 
 The tools that build, test, bench and grade the book (package ``booktools``,

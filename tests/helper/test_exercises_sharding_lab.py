@@ -11,15 +11,17 @@ from jax.sharding import AxisType, NamedSharding
 from parallel_mcmc import timing
 from parallel_mcmc.devices import physical_cores
 from parallel_mcmc.exercises import sharding_lab as check
+from parallel_mcmc.models import regression
+from parallel_mcmc.models.regression import logistic_log_likelihood as log_likelihood
 
 P = jax.P
 # tests/conftest.py gives every in-process test 8 CPU devices.
 assert jax.device_count() == 8, "run these tests with pytest from the repository, which sets up 8 CPU devices"
 
 
-def rejects(fn, *args, match: str):
+def rejects(fn, *args, match: str, **kwargs):
     with pytest.raises(AssertionError, match=match):
-        fn(*args)
+        fn(*args, **kwargs)
 
 
 # ---------------------------------------------------------------- meshes and data
@@ -50,17 +52,28 @@ def A():
     return np.arange(64.0, dtype=np.float32).reshape(4, 16)
 
 
-def layer(x, W, b):
-    return jax.nn.softmax(x @ W + b)
-
-
-def layer_arrays(mesh, n_features=16):
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(128, n_features)).astype(np.float32)
-    W = rng.normal(size=(n_features, 2)).astype(np.float32)
-    b = rng.normal(size=2).astype(np.float32)
+def lab_arrays(mesh, num_rows=256):
+    """The lab's logistic regression: data X, y split by rows over `mesh`, coefficients beta replicated."""
+    data = regression.make_logistic_data(num_rows, 4, seed=3)
+    beta = np.array([0.4, -0.8, 0.3, 1.1], np.float32)
     rows, rep = NamedSharding(mesh, P("data")), NamedSharding(mesh, P())
-    return x, W, b, jax.device_put(x, rows), jax.device_put(W, rep), jax.device_put(b, rep)
+    return data.X, data.y, beta, jax.device_put(data.X, rows), jax.device_put(data.y, rows), jax.device_put(beta, rep)
+
+
+value_and_grad = jax.jit(jax.value_and_grad(log_likelihood))
+
+
+def formula(beta, X, y, out_sharding=None):
+    """The log-likelihood and its gradient by the formula X.T (y - sigmoid(X beta))."""
+    z = X @ beta
+    grad = jnp.matmul(X.T, y - jax.nn.sigmoid(z), out_sharding=out_sharding)
+    return jnp.sum(y * z - jax.nn.softplus(z)), grad
+
+
+def on_rows(block, mesh, out_specs, check_vma=True):
+    """`block(beta, X, y)` as a shard_map over `mesh`: beta replicated, the rows of X and y split."""
+    return jax.jit(jax.shard_map(block, mesh=mesh, in_specs=(P(), P("data"), P("data")), out_specs=out_specs,
+                                 check_vma=check_vma))
 
 
 # ---------------------------------------------------------------- chapter 1
@@ -119,34 +132,47 @@ def test_auto_shardings(xy):
     rejects(check.auto_shardings, B_y, C, xy, P("x", "y"), P(None, "y"), match="mesh axis 'x'")
 
 
-def test_data_parallel_layer(data_mesh):
-    x, W, b, xs, Wr, br = layer_arrays(data_mesh)
-    out = jax.jit(layer)(xs, Wr, br)
-    check.data_parallel_layer(out, xs, Wr, br)
-    # a replicated array where a sharded one is asked for
-    x_rep = jax.device_put(x, NamedSharding(data_mesh, P()))
-    rejects(check.data_parallel_layer, jax.jit(layer)(x_rep, Wr, br), x_rep, Wr, br, match="replicated")
-    # the wrong axis of the data (columns instead of rows)
-    x_cols = jax.device_put(x, NamedSharding(data_mesh, P(None, "data")))
-    rejects(check.data_parallel_layer, out, x_cols, Wr, br, match="first axis")
-    # parameters sharded instead of replicated
-    W_sh = jax.device_put(W, NamedSharding(data_mesh, P("data")))
-    rejects(check.data_parallel_layer, out, xs, W_sh, br, match="sharded")
-    # parameters left on one device
-    rejects(check.data_parallel_layer, out, xs, jnp.asarray(W), br, match="one device")
-    # right values, wrong sharding
-    out_rep = jax.device_put(np.asarray(out), NamedSharding(data_mesh, P()))
-    rejects(check.data_parallel_layer, out_rep, xs, Wr, br, match="right values")
-    # wrong values
-    rejects(check.data_parallel_layer, jax.jit(lambda x, W, b: x @ W + b)(xs, Wr, br), xs, Wr, br, match="softmax")
+def test_data_parallel_log_likelihood(data_mesh):
+    X, y, beta, Xs, ys, br = lab_arrays(data_mesh)
+    value, grad = value_and_grad(br, Xs, ys)
+    program = value_and_grad.lower(br, Xs, ys).compile().as_text()
+    check.data_parallel_log_likelihood(value, grad, br, Xs, ys, program)
+    # the data replicated where they should be split by rows
+    X_rep = jax.device_put(X, NamedSharding(data_mesh, P()))
+    rejects(check.data_parallel_log_likelihood, *value_and_grad(br, X_rep, ys), br, X_rep, ys, program,
+            match="replicated")
+    # the labels left whole on every device
+    y_rep = jax.device_put(y, NamedSharding(data_mesh, P()))
+    rejects(check.data_parallel_log_likelihood, value, grad, br, Xs, y_rep, program, match="split it by rows like `X`")
+    # the coefficients left on one device
+    rejects(check.data_parallel_log_likelihood, value, grad, jnp.asarray(beta), Xs, ys, program, match="one device")
+    # the results of the unsharded call next to the sharded arguments
+    one_value, one_grad = value_and_grad(beta, X, y)
+    rejects(check.data_parallel_log_likelihood, one_value, one_grad, br, Xs, ys, program, match="on one device")
+    # the program of the unsharded call: no all-reduce
+    one_program = value_and_grad.lower(beta, X, y).compile().as_text()
+    rejects(check.data_parallel_log_likelihood, value, grad, br, Xs, ys, one_program, match="no all-reduce")
+    rejects(check.data_parallel_log_likelihood, value, grad, br, Xs, ys, value_and_grad, match="text of the compiled")
+    # a program that gathers the data first
+    everywhere = jax.lax.with_sharding_constraint if data_mesh.axis_types[0] == AxisType.Auto else jax.reshard
+    with jax.set_mesh(data_mesh):
+        gathering = jax.jit(lambda b, X, y: value_and_grad(b, everywhere(X, P()), everywhere(y, P())))
+        gather_program = gathering.lower(br, Xs, ys).compile().as_text()
+    rejects(check.data_parallel_log_likelihood, value, grad, br, Xs, ys, gather_program, match="all-gather")
+    # wrong values: a mean over rows, the negative log-likelihood, the two swapped
+    rejects(check.data_parallel_log_likelihood, value / len(y), grad / len(y), br, Xs, ys, program, match="mean")
+    rejects(check.data_parallel_log_likelihood, -value, -grad, br, Xs, ys, program, match="wrong sign")
+    rejects(check.data_parallel_log_likelihood, grad, value, br, Xs, ys, program, match="other way round")
 
 
-def test_data_parallel_layer_wrong_mesh(xy):
-    x = np.ones((128, 16), np.float32)
-    xs = jax.device_put(x, NamedSharding(xy, P("x")))
-    Wr = jax.device_put(np.ones((16, 2), np.float32), NamedSharding(xy, P()))
-    br = jax.device_put(np.ones(2, np.float32), NamedSharding(xy, P()))
-    rejects(check.data_parallel_layer, jax.jit(layer)(xs, Wr, br), xs, Wr, br, match="one axis")
+def test_data_parallel_log_likelihood_wrong_mesh(xy):
+    data = regression.make_logistic_data(256, 4, seed=3)
+    X, y, beta = data.X, data.y, data.beta_true
+    Xs, ys = jax.device_put(X, NamedSharding(xy, P("x"))), jax.device_put(y, NamedSharding(xy, P("x")))
+    br = jax.device_put(beta, NamedSharding(xy, P()))
+    value, grad = value_and_grad(br, Xs, ys)
+    rejects(check.data_parallel_log_likelihood, value, grad, br, Xs, ys, value_and_grad.lower(br, Xs, ys).compile().as_text(),
+            match="one axis")
 
 
 # ---------------------------------------------------------------- chapter 3
@@ -167,80 +193,133 @@ def test_explicit_product(xy_explicit, xy):
     rejects(check.explicit_product, a_auto, b, prod, "float32[4@x,8@y]", match="Explicit")
 
 
-def make_traced_layer():
+def printing(fn):
+    """`fn` jitted, printing the types of its inputs while traced."""
     @jax.jit
-    def traced(x, W, b):
-        out = layer(x, W, b)
-        print("x:", jax.typeof(x), "W:", jax.typeof(W), "out:", jax.typeof(out))
-        return out
+    def traced(beta, X, y):
+        print("beta:", jax.typeof(beta), " X:", jax.typeof(X), " y:", jax.typeof(y))
+        return fn(beta, X, y)
 
     return traced
 
 
-def test_explicit_layer(explicit_data_mesh, data_mesh):
-    x, W, b, xs, Wr, br = layer_arrays(explicit_data_mesh)
-    check.explicit_layer(make_traced_layer(), xs, Wr, br)
-    rejects(check.explicit_layer, jax.jit(layer), xs, Wr, br, match="print")
-    W_sh = jax.device_put(W, NamedSharding(explicit_data_mesh, P("data")))
-    rejects(check.explicit_layer, make_traced_layer(), xs, W_sh, br, match="sharded")
-    x_rep = jax.device_put(x, NamedSharding(explicit_data_mesh, P()))
-    rejects(check.explicit_layer, make_traced_layer(), x_rep, Wr, br, match="replicated")
-    if data_mesh.axis_types[0] == AxisType.Auto:
-        _, _, _, xa, Wa, ba = layer_arrays(data_mesh)
-        rejects(check.explicit_layer, make_traced_layer(), xa, Wa, ba, match="Explicit")
+def compiled(fn, *args):
+    return fn.lower(*args).compile().as_text()
 
-    @jax.jit
-    def gathers(x, W, b):  # right values, output replicated
-        print(jax.typeof(x))
-        return jax.reshard(layer(x, W, b), P())
 
+def test_explicit_log_likelihood(explicit_data_mesh, data_mesh):
+    X, y, beta, Xs, ys, br = lab_arrays(explicit_data_mesh)
+    betas = [np.array([0.1, 0.2, -0.3, 0.0], np.float32), np.array([2.0, -1.0, 0.5, 3.0], np.float32)]
     with jax.set_mesh(explicit_data_mesh):
-        rejects(check.explicit_layer, gathers, xs, Wr, br, match="right values")
+        right = printing(lambda b, X, y: formula(b, X, y, out_sharding=P()))
+        check.explicit_log_likelihood(right, br, Xs, ys, compiled(right, br, Xs, ys), cases=betas)
+        by_autodiff = printing(jax.value_and_grad(log_likelihood))
+        check.explicit_log_likelihood(by_autodiff, br, Xs, ys, compiled(by_autodiff, br, Xs, ys), cases=betas)
+        program = compiled(right, br, Xs, ys)
+        # no types printed
+        quiet = jax.jit(lambda b, X, y: formula(b, X, y, out_sharding=P()))
+        rejects(check.explicit_log_likelihood, quiet, br, Xs, ys, program, match="print")
+        # the data gathered on every device to make the product unambiguous: right values, a costly program
+        gathers = printing(lambda b, X, y: formula(b, jax.reshard(X, P()), jax.reshard(y, P())))
+        rejects(check.explicit_log_likelihood, gathers, br, Xs, ys, compiled(gathers, br, Xs, ys), match="all-gather")
+        # the residuals gathered instead
+        def residuals_gathered(b, X, y):
+            z = X @ b
+            return jnp.sum(y * z - jax.nn.softplus(z)), X.T @ jax.reshard(y - jax.nn.sigmoid(z), P())
+
+        gathers_r = printing(residuals_gathered)
+        rejects(check.explicit_log_likelihood, gathers_r, br, Xs, ys, compiled(gathers_r, br, Xs, ys), match="all-gather")
+        # the gradient of the negative log-likelihood
+        flipped = printing(lambda b, X, y: (lambda v, g: (v, -g))(*formula(b, X, y, out_sharding=P())))
+        rejects(check.explicit_log_likelihood, flipped, br, Xs, ys, program, match="gradient has the wrong sign")
+        # right on the chapter's beta only
+        fixed = printing(lambda b, X, y: formula(br, X, y, out_sharding=P()))
+        check.explicit_log_likelihood(fixed, br, Xs, ys, program)
+        rejects(check.explicit_log_likelihood, fixed, br, Xs, ys, program, cases=betas, match=r"fn\(beta=\[0.1")
+    # the data replicated
+    X_rep = jax.device_put(X, NamedSharding(explicit_data_mesh, P()))
+    rejects(check.explicit_log_likelihood, right, br, X_rep, ys, program, match="replicated")
+    if data_mesh.axis_types[0] == AxisType.Auto:
+        *_, Xa, ya, ba = lab_arrays(data_mesh)
+        rejects(check.explicit_log_likelihood, printing(value_and_grad), ba, Xa, ya, program, match="Explicit")
 
 
 # ---------------------------------------------------------------- chapter 4
 
 
-def test_shard_map_layer(data_mesh):
-    x, W, b, xs, Wr, br = layer_arrays(data_mesh)
-    right = jax.shard_map(layer, mesh=data_mesh, in_specs=(P("data"), P(), P()), out_specs=P("data"))
-    check.shard_map_layer(right, xs, Wr, br)
-    rejects(check.shard_map_layer, jax.jit(layer), xs, Wr, br, match="shard_map")
-    W_sh = jax.device_put(W, NamedSharding(data_mesh, P("data")))
-    rejects(check.shard_map_layer, right, xs, W_sh, br, match="sharded")
-
-    def gathered(x, W, b):  # right values, but every device returns the whole output
-        return jax.lax.all_gather(layer(x, W, b), "data", tiled=True)
-
-    replicated = jax.shard_map(gathered, mesh=data_mesh, in_specs=(P("data"), P(), P()), out_specs=P(), check_vma=False)
-    rejects(check.shard_map_layer, replicated, xs, Wr, br, match="right values")
+def row_terms(b, X, y):
+    z = X @ b
+    return y * z - jax.nn.softplus(z)
 
 
-def test_global_reduction(data_mesh):
-    xs = jax.device_put(np.arange(64.0, dtype=np.float32).reshape(32, 2) / 10, NamedSharding(data_mesh, P("data")))
+def test_shard_map_row_terms(data_mesh):
+    X, y, beta, Xs, ys, br = lab_arrays(data_mesh)
+    betas = [np.array([0.1, 0.2, -0.3, 0.0], np.float32)]
+    right = on_rows(row_terms, data_mesh, P("data"))
+    check.shard_map_row_terms(right, br, Xs, ys, cases=betas)
+    rejects(check.shard_map_row_terms, jax.jit(row_terms), br, Xs, ys, match="shard_map")
+    summed = on_rows(lambda b, X, y: jax.lax.psum(jnp.sum(row_terms(b, X, y)), "data"), data_mesh, P())
+    rejects(check.shard_map_row_terms, summed, br, Xs, ys, match="returned the log-likelihood")
+    local = on_rows(lambda b, X, y: jnp.sum(row_terms(b, X, y), keepdims=True), data_mesh, P("data"))
+    rejects(check.shard_map_row_terms, local, br, Xs, ys, match="one sum per device")
+    gathered = on_rows(lambda b, X, y: jax.lax.all_gather(row_terms(b, X, y), "data", tiled=True), data_mesh, P(),
+                       check_vma=False)
+    rejects(check.shard_map_row_terms, gathered, br, Xs, ys, match="laid out like the rows")
+    negative = on_rows(lambda b, X, y: -row_terms(b, X, y), data_mesh, P("data"))
+    rejects(check.shard_map_row_terms, negative, br, Xs, ys, match="wrong sign")
+    fixed = on_rows(lambda b, X, y: row_terms(beta, X, y), data_mesh, P("data"), check_vma=False)
+    check.shard_map_row_terms(fixed, br, Xs, ys)
+    rejects(check.shard_map_row_terms, fixed, br, Xs, ys, cases=betas, match=r"fn\(beta=\[0.1")
 
-    def right_block(blk):
-        return jax.lax.psum(jnp.sum(blk**2), "data")
 
-    right = jax.shard_map(right_block, mesh=data_mesh, in_specs=P("data"), out_specs=P())
-    check.global_reduction(right, xs)
-    # shard_map without the collective: one local sum per device
-    local = jax.shard_map(lambda blk: jnp.sum(blk**2, keepdims=True)[None, 0], mesh=data_mesh,
-                          in_specs=P("data"), out_specs=P("data"))
-    rejects(check.global_reduction, local, xs, match="local sum is not a global")
-    # without the collective and with the replication check switched off: device 0's sum only
-    first = jax.shard_map(lambda blk: jnp.sum(blk**2), mesh=data_mesh, in_specs=P("data"), out_specs=P(),
-                          check_vma=False)
-    rejects(check.global_reduction, first, xs, match="one device")
+def local_formula(b, X, y):
+    """One device's rows: their log-likelihood and its gradient, by the formula."""
+    return formula(b, X, y)
+
+
+def test_shard_map_log_likelihood(data_mesh):
+    X, y, beta, Xs, ys, br = lab_arrays(data_mesh)
+    betas = [np.array([0.1, 0.2, -0.3, 0.0], np.float32), np.array([2.0, -1.0, 0.5, 3.0], np.float32)]
+    right = on_rows(lambda b, X, y: jax.lax.psum(local_formula(b, X, y), "data"), data_mesh, (P(), P()))
+    check.shard_map_log_likelihood(right, br, Xs, ys, cases=betas)
+    grad_of_psum = on_rows(jax.value_and_grad(lambda b, X, y: jax.lax.psum(log_likelihood(b, X, y), "data")),
+                           data_mesh, (P(), P()))
+    check.shard_map_log_likelihood(grad_of_psum, br, Xs, ys, cases=betas)
     # no shard_map at all
-    rejects(check.global_reduction, jax.jit(lambda v: jnp.sum(v**2)), xs, match="shard_map")
-    # wrong quantity
-    wrong = jax.shard_map(lambda blk: jax.lax.psum(jnp.sum(blk), "data"), mesh=data_mesh, in_specs=P("data"),
-                          out_specs=P())
-    rejects(check.global_reduction, wrong, xs, match="sum of squares")
-    # replicated data
-    x_rep = jax.device_put(np.asarray(xs), NamedSharding(data_mesh, P()))
-    rejects(check.global_reduction, right, x_rep, match="replicated")
+    rejects(check.shard_map_log_likelihood, value_and_grad, br, Xs, ys, match="shard_map")
+    # jax.value_and_grad of each device's rows, then a psum: the gradient is added twice
+    twice = on_rows(lambda b, X, y: jax.lax.psum(jax.value_and_grad(log_likelihood)(b, X, y), "data"), data_mesh,
+                    (P(), P()))
+    rejects(check.shard_map_log_likelihood, twice, br, Xs, ys, match="8 times too large")
+    # no collective: one sum per device, side by side
+    side_by_side = on_rows(lambda b, X, y: jax.tree.map(lambda a: a[None], local_formula(b, X, y)), data_mesh,
+                           (P("data"), P("data")))
+    rejects(check.shard_map_log_likelihood, side_by_side, br, Xs, ys, match="8 log-likelihoods, one per device")
+    # no collective and the replication check off: device 0's rows
+    first = on_rows(local_formula, data_mesh, (P(), P()), check_vma=False)
+    rejects(check.shard_map_log_likelihood, first, br, Xs, ys, match="one device's rows")
+    # the mean over the devices
+    mean = on_rows(lambda b, X, y: jax.lax.pmean(local_formula(b, X, y), "data"), data_mesh, (P(), P()))
+    rejects(check.shard_map_log_likelihood, mean, br, Xs, ys, match="pmean")
+    # the total, once per device
+    per_device = on_rows(lambda b, X, y: jax.tree.map(lambda a: a[None], jax.lax.psum(local_formula(b, X, y), "data")),
+                         data_mesh, (P("data"), P("data")), check_vma=False)
+    rejects(check.shard_map_log_likelihood, per_device, br, Xs, ys, match="once per device")
+    # right numbers without a psum
+    def gathered(b, X, y):
+        v, g = local_formula(b, X, y)
+        return (jnp.sum(jax.lax.all_gather(v, "data")), jnp.sum(jax.lax.all_gather(g, "data"), axis=0))
+
+    rejects(check.shard_map_log_likelihood, on_rows(gathered, data_mesh, (P(), P()), check_vma=False), br, Xs, ys,
+            match="without a psum")
+    # right on the chapter's beta only
+    fixed = on_rows(lambda b, X, y: jax.lax.psum(local_formula(beta, X, y), "data"), data_mesh, (P(), P()),
+                    check_vma=False)
+    check.shard_map_log_likelihood(fixed, br, Xs, ys)
+    rejects(check.shard_map_log_likelihood, fixed, br, Xs, ys, cases=betas, match=r"fn\(beta=\[0.1")
+    # the data replicated
+    X_rep = jax.device_put(X, NamedSharding(data_mesh, P()))
+    rejects(check.shard_map_log_likelihood, right, br, X_rep, ys, match="replicated")
 
 
 # ---------------------------------------------------------------- chapter 5
@@ -312,31 +391,32 @@ def test_timing_comparison_rejects_bad_timings(data_mesh):
     rejects(check.timing_comparison, timing.speedup(base, cand, ideal), x_rep, match="replicated")
 
 
-def test_layer_checks_name_tracing_failures_and_own_errors(data_mesh):
-    *_, xs, Wr, br = layer_arrays(data_mesh)
+def test_log_likelihood_checks_name_tracing_failures_and_own_errors(data_mesh):
+    *_, Xs, ys, br = lab_arrays(data_mesh)
 
-    def python_if(x, W, b):  # a Python `if` on a traced value
-        if jnp.sum(x) > 0:
-            return layer(x, W, b)
-        return layer(x, W, b)
+    def python_if(b, X, y):  # a Python `if` on a traced value
+        if jnp.sum(X) > 0:
+            return row_terms(b, X, y)
+        return row_terms(b, X, y)
 
-    concrete = jax.shard_map(python_if, mesh=data_mesh, in_specs=(P("data"), P(), P()), out_specs=P("data"))
-    rejects(check.shard_map_layer, concrete, xs, Wr, br, match="failed while JAX traced it: TracerBoolConversionError")
+    concrete = on_rows(python_if, data_mesh, P("data"))
+    rejects(check.shard_map_row_terms, concrete, br, Xs, ys, match="failed while JAX traced it: TracerBoolConversionError")
 
-    def own_bug(x, W, b):
+    def own_bug(b, X, y):
         raise IndexError("row 99 of my batch")
 
-    rejects(check.shard_map_layer, own_bug, xs, Wr, br, match="raised IndexError: row 99 of my batch")
-    rejects(check.global_reduction, lambda v: v.no_such_method(), xs, match="raised AttributeError")
+    rejects(check.shard_map_row_terms, own_bug, br, Xs, ys, match="raised IndexError: row 99 of my batch")
+    rejects(check.shard_map_log_likelihood, lambda b, X, y: X.no_such_method(), br, Xs, ys, match="raised AttributeError")
 
 
-def test_layer_checks_enforce_every_device(data_mesh):
-    x, W, b, *_ = layer_arrays(data_mesh)
+def test_log_likelihood_checks_enforce_every_device(data_mesh):
+    X, y, beta, *_ = lab_arrays(data_mesh)
     half = jax.make_mesh((4,), ("data",), axis_types=data_mesh.axis_types, devices=jax.devices()[:4])
     rows, rep = NamedSharding(half, P("data")), NamedSharding(half, P())
-    xs, Wr, br = jax.device_put(x, rows), jax.device_put(W, rep), jax.device_put(b, rep)
-    out = jax.jit(layer)(xs, Wr, br)
-    rejects(check.data_parallel_layer, out, xs, Wr, br, match="has 4 device.*shows 8: use all of them")
+    Xs, ys, br = jax.device_put(X, rows), jax.device_put(y, rows), jax.device_put(beta, rep)
+    value, grad = value_and_grad(br, Xs, ys)
+    rejects(check.data_parallel_log_likelihood, value, grad, br, Xs, ys, value_and_grad.lower(br, Xs, ys).compile().as_text(),
+            match="has 4 device.*shows 8: use all of them")
 
 
 def _trips(steps, num_devices):

@@ -96,6 +96,20 @@ def test_logistic_model_log_density_written_out(prior_power):
     assert float(got) == pytest.approx(prior_power * normal_logpdf(beta, 0.0, 2.5).sum() + likelihood, rel=1e-5)
 
 
+def test_logistic_log_likelihood_is_the_models_likelihood_summed_over_rows():
+    data = regression.make_logistic_data(200, 4, seed=5)
+    beta = np.array([0.3, -0.7, 1.2, 0.05], np.float32)
+    got = jax.jit(regression.logistic_log_likelihood)(beta, data.X, data.y)
+    model, _ = log_density(regression.logistic_model, (data.X, data.y), {}, {"beta": beta})
+    prior = normal_logpdf(beta.astype(np.float64), 0.0, 2.5).sum()
+    assert float(got) == pytest.approx(float(model) - prior, rel=1e-5)
+    halves = [regression.logistic_log_likelihood(beta, data.X[s], data.y[s]) for s in (slice(0, 100), slice(100, 200))]
+    assert float(got) == pytest.approx(float(sum(halves)), rel=1e-5)  # a sum over rows: shards add up
+    grad = jax.grad(regression.logistic_log_likelihood)(beta, data.X, data.y)
+    X64, y64 = data.X.astype(np.float64), data.y.astype(np.float64)
+    np.testing.assert_allclose(grad, X64.T @ (y64 - 1 / (1 + np.exp(-(X64 @ beta)))), rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("model", [regression.linear_model, regression.logistic_model])
 def test_models_sample_one_coefficient_per_column_and_predict_without_y(model):
     X = regression.make_linear_data(7, 4, seed=0).X

@@ -10,6 +10,7 @@ and stop wrong ones.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 
@@ -22,7 +23,7 @@ from jax.sharding import AxisType, NamedSharding
 
 from booktools.coursework import references
 from parallel_mcmc.exercises import other_parallelism
-from parallel_mcmc.models import sinusoid
+from parallel_mcmc.models import regression, sinusoid
 
 P = jax.P
 SEEDS = (1, 7, 2024)
@@ -185,6 +186,62 @@ def test_sharded_gradient_passes_on_the_unseen_betas(sharded_data, check_vma, ca
         other_parallelism.sharded_gradient(jax.jit(jax.shard_map(
             lambda b, X, y: jax.lax.psum(jax.grad(log_likelihood)(b, X, y), "data"), mesh=mesh,
             in_specs=(P(), P("data"), P("data")), out_specs=P(), check_vma=False)), X, y, PRIOR_SD, cases=unseen)
+
+
+@pytest.fixture(scope="module")
+def lab_data():
+    """The sharding lab's data, split by rows over an Explicit mesh of 8 devices, and its coefficients, replicated."""
+    mesh = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Explicit,))
+    data = regression.make_logistic_data(1024, 4, seed=0)
+    X, y = jax.device_put((data.X, data.y), NamedSharding(mesh, P("data")))
+    return mesh, jax.device_put(data.beta_true, NamedSharding(mesh, P())), X, y
+
+
+def _lab_answers(mesh):
+    """Right answers to the lab's three exercises on functions, and answers right at the chapter's beta only."""
+    def terms(b, X, y):
+        z = X @ b
+        return y * z - jax.nn.softplus(z)
+
+    def value_and_grad(b, X, y):
+        z = X @ b
+        grad = jnp.matmul(X.T, y - jax.nn.sigmoid(z), out_sharding=NamedSharding(mesh, P()))
+        return jnp.sum(terms(b, X, y)), grad
+
+    @jax.jit
+    def explicit(b, X, y):
+        print(jax.typeof(X))
+        return value_and_grad(b, X, y)
+
+    on_rows = functools.partial(jax.shard_map, mesh=mesh, in_specs=(P(), P("data"), P("data")))
+    rows = jax.jit(on_rows(terms, out_specs=P("data")))
+    summed = jax.jit(on_rows(lambda b, X, y: jax.lax.psum(jax.value_and_grad(regression.logistic_log_likelihood)(
+        b, X, y), "data"), out_specs=(P(), P()), check_vma=False))
+    chapter_beta = np.asarray(regression.make_logistic_data(1024, 4, seed=0).beta_true)
+    return {  # check -> (right answer, answer right at the chapter's beta only)
+        "explicit_log_likelihood": (explicit, jax.jit(lambda b, X, y: explicit(chapter_beta, X, y))),
+        "shard_map_row_terms": (rows, jax.jit(on_rows(lambda b, X, y: terms(chapter_beta, X, y), out_specs=P("data")))),
+        "shard_map_log_likelihood": (summed, jax.jit(lambda b, X, y: summed(chapter_beta, X, y))),
+    }
+
+
+@pytest.mark.parametrize("check", ["explicit_log_likelihood", "shard_map_row_terms", "shard_map_log_likelihood"])
+def test_the_labs_checks_on_the_unseen_betas(lab_data, check, capsys):
+    mesh, beta, X, y = lab_data
+    name = f"parallel_mcmc.exercises.sharding_lab.{check}"
+    right, fixed = _lab_answers(mesh)[check]
+    with jax.set_mesh(mesh):
+        extra = (right.lower(beta, X, y).compile().as_text(),) if check == "explicit_log_likelihood" else ()
+        for seed in SEEDS:
+            unseen = references.unseen(name, seed)
+            assert len(unseen["cases"]) == 3 and all(b.shape == beta.shape for b in unseen["cases"])
+            calls = references.CALLS[name][1](unseen)
+            assert [type(a) for a in calls[0][1:]] == [references.Argument] * 2  # the check's own X and y
+            check_of(name)(right, beta, X, y, *extra, **unseen)
+            assert "✔" in capsys.readouterr().out
+            check_of(name)(fixed, beta, X, y, *extra)  # the chapter's beta alone does not tell
+            with pytest.raises(AssertionError, match=r"fn\(beta=\["):
+                check_of(name)(fixed, beta, X, y, *extra, **unseen)
 
 
 def next_temperature(values, lam):

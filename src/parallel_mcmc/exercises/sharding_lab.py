@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import jax
 import numpy as np
@@ -28,11 +28,11 @@ __all__ = [
     "inspect_sharding",
     "partition_specs",
     "auto_shardings",
-    "data_parallel_layer",
+    "data_parallel_log_likelihood",
     "explicit_product",
-    "explicit_layer",
-    "shard_map_layer",
-    "global_reduction",
+    "explicit_log_likelihood",
+    "shard_map_row_terms",
+    "shard_map_log_likelihood",
     "sharded_training",
     "timing_comparison",
     "device_trips",
@@ -89,12 +89,6 @@ def _same_layout(a: Any, mesh: Any, spec: Any) -> bool:
 def _close(a: Any, b: Any, atol: float = 1e-5, rtol: float = 1e-4) -> bool:
     a, b = np.asarray(a), np.asarray(b)
     return a.shape == b.shape and bool(np.allclose(a, b, atol=atol, rtol=rtol))
-
-
-def _softmax(z: np.ndarray) -> np.ndarray:
-    z = z - z.max(axis=-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
 
 
 def _norm_spec(spec: Any) -> tuple:
@@ -154,21 +148,137 @@ def _check_replicated_like(p: Any, name: str, devices: set, mesh_shape: dict) ->
     )
 
 
-def _check_layer_output(out: Any, x: Any, W: Any, b: Any, what: str) -> None:
-    _require_array(out, "out")
-    expected = _softmax(np.asarray(x, dtype=np.float64) @ np.asarray(W, dtype=np.float64) + np.asarray(b))
+# --------------------------------------------------------------------------- the lab's log-likelihood
+
+
+def _log_likelihood64(beta: Any, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The logistic log-likelihood in float64, row by row: each row's term ``(rows,)`` and its gradient
+    ``(rows, coefficients)``. The log-likelihood and its gradient are their sums over the rows."""
+    beta, X, y = (np.asarray(a, dtype=np.float64) for a in (beta, X, y))
+    z = X @ beta
+    terms = y * z - np.logaddexp(0.0, z)
+    return terms, X * (y - 0.5 * (1.0 + np.tanh(0.5 * z)))[:, None]
+
+
+def _near(got: Any, want: Any) -> bool:
+    """Equal up to float32 sums over many rows: about 1e-4 of the largest entry."""
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    scale = max(1.0, float(np.abs(want).max(initial=0.0)))
+    return got.shape == want.shape and bool(np.allclose(got, want, rtol=1e-4, atol=1e-4 * scale))
+
+
+def _check_lab_inputs(beta: Any, X: Any, y: Any) -> tuple[Any, str, set]:
+    """``X`` and ``y`` split by rows over every device of a one-axis mesh, ``beta`` replicated on those devices."""
+    jax = _jax()
+    mesh, axis = _check_rows_sharded(X, "X")
+    expect(X.ndim == 2, f"`X` should be the data matrix, shape (rows, coefficients), got shape {tuple(X.shape)}.")
+    _require_array(y, "y")
+    expect(tuple(y.shape) == tuple(X.shape[:1]),
+           f"`y` should hold one label for each row of `X`: shape ({X.shape[0]},), got {tuple(y.shape)}.")
     expect(
-        np.shape(out) == expected.shape,
-        f"`out` has shape {np.shape(out)}, expected {expected.shape} (one row of probabilities per data point).",
+        set(y.sharding.device_set) == set(X.sharding.device_set) and _same_layout(y, mesh, jax.P(axis)),
+        f"`y` is {_describe(y)}; split it by rows like `X` (P('{axis}') on the same mesh), so that each device "
+        f"holds the labels of its own rows.",
     )
+    devices = set(X.sharding.device_set)
+    _check_replicated_like(beta, "beta", devices, dict(mesh.shape))
+    expect(tuple(beta.shape) == tuple(X.shape[1:]),
+           f"`beta` should hold one coefficient for each column of `X`: shape ({X.shape[1]},), got {tuple(beta.shape)}.")
+    return mesh, axis, devices
+
+
+def _sum_verdict(got: Any, parts: np.ndarray, num_devices: int, what: str, where: str) -> None:
+    """``got`` should be ``parts.sum(axis=0)``, a sum over the rows of the data split over ``num_devices``;
+    the usual slips (local sums, a mean, a sign, a sum counted once per device) are named."""
+    want = parts.sum(axis=0)
+    got = np.asarray(got, dtype=np.float64)
+    if _near(got, want):
+        return
+    local = np.array([block.sum(axis=0) for block in np.array_split(parts, num_devices)])
+    if num_devices > 1 and got.size == local.size and got.shape != want.shape:
+        if _near(got.reshape(local.shape), local):
+            raise AssertionError(
+                f"{where} returned {num_devices} {what}s, one per device (shape {got.shape}): each covers its own "
+                "rows only. Add them across devices with jax.lax.psum(..., axis) and return one, replicated "
+                "(out_specs=P())."
+            )
+        if _near(got.reshape(local.shape), np.broadcast_to(want, local.shape)):
+            raise AssertionError(
+                f"{where} returned the {what} once per device (shape {got.shape}): after the psum it is the same "
+                "on every device, so declare it replicated with out_specs=P() and get it once."
+            )
+    expect(got.shape == want.shape, f"{where}: the {what} has shape {got.shape}, expected {want.shape}.")
+    expect(bool(np.all(np.isfinite(got))), f"{where}: the {what} is {got}, which is not finite.")
+    num_rows = parts.shape[0]
+    if _near(got, -want):
+        raise AssertionError(f"{where}: the {what} has the wrong sign; it is that of the negative log-likelihood.")
+    if _near(got, want / num_rows):
+        raise AssertionError(f"{where}: the {what} is a mean over the rows; the log-likelihood is their sum.")
+    if num_devices > 1 and _near(got, want / num_devices):
+        raise AssertionError(
+            f"{where}: the {what} is the mean of the devices' sums (pmean): add them with jax.lax.psum instead."
+        )
+    if num_devices > 1 and _near(got, num_devices * want):
+        raise AssertionError(
+            f"{where}: the {what} is {num_devices} times too large: the devices' contributions were added twice. "
+            "Inside shard_map, jax.grad with respect to a replicated argument already adds them (its program holds "
+            f"a psum_invariant), and a psum on top adds {num_devices} copies of that sum. Compute the gradient of "
+            "each device's rows by its formula and psum it, or take jax.grad of the psum-ed log-likelihood."
+        )
+    if num_devices > 1 and any(_near(got, block) for block in local):
+        raise AssertionError(
+            f"{where}: the {what} covers one device's rows only: add the devices' sums with jax.lax.psum."
+        )
+    raise AssertionError(f"{where}: the {what} is {np.round(got, 4)}, but it should be {np.round(want, 4)}.")
+
+
+def _value_and_grad(out: Any, beta: Any, X: Any, y: Any, num_devices: int, where: str) -> tuple[Any, Any]:
+    """``out`` should be ``(log-likelihood, gradient)`` at ``beta``; returns the pair after checking the values."""
+    expect(isinstance(out, (tuple, list)) and len(out) == 2,
+           f"{where} returned {type(out).__name__}; return two values: (log-likelihood, gradient).")
+    value, grad = out
+    p = np.shape(beta)[0]
+    if np.shape(value) == (p,) and np.size(grad) == 1:
+        raise AssertionError(f"{where} returned (gradient, log-likelihood); return them the other way round.")
+    terms, pieces = _log_likelihood64(beta, X, y)
+    _sum_verdict(value, terms, num_devices, "log-likelihood", where)
+    _sum_verdict(grad, pieces, num_devices, "gradient", where)
+    return value, grad
+
+
+def _check_replicated_outputs(outputs: tuple, devices: set, hint: str) -> None:
+    """Each named output is on every one of ``devices``, whole: sums over the rows are the same everywhere."""
+    for name, got in outputs:
+        _require_array(got, name)
+        expect(
+            len(got.sharding.device_set) > 1 or len(devices) == 1,
+            f"The {name} is {_describe(got)}: it was computed from arrays on one device. Call the function on `X` "
+            f"and `y` split by rows and `beta` replicated.",
+        )
+        expect(
+            got.sharding.is_fully_replicated and set(got.sharding.device_set) == devices,
+            f"The {name} has the right value but is {_describe(got)}; a sum over all the rows is the same on "
+            f"every device: it should be replicated on the data's {len(devices)} devices ({hint}).",
+        )
+
+
+def _check_program(program: Any, name: str, gathered: str) -> None:
+    """``program``, the compiled program of the sharded log-likelihood, adds the devices' sums with an all-reduce
+    and gathers nothing."""
+    from .. import hlo
+
     expect(
-        _close(out, expected, atol=1e-4),
-        f"The values of `out` are not softmax(x @ W + b); check the layer ({what}).",
+        isinstance(program, str) and "HloModule" in program,
+        f"`program` should be the text of the compiled program: {name}.lower(beta, X, y).compile().as_text(), "
+        "with the sharded arguments.",
     )
+    kinds = [c.kind for c in hlo.collectives(program)]
+    expect("all-gather" not in kinds, f"The compiled program holds an all-gather: {gathered}")
     expect(
-        out.sharding.is_equivalent_to(x.sharding, x.ndim),
-        f"`out` has the right values but is {_describe(out)}; it should be split by rows like the "
-        f"data `x` ({_describe(x)}). Compare layouts with out.sharding.is_equivalent_to(x.sharding, 2).",
+        "all-reduce" in kinds,
+        f"The compiled program holds no all-reduce, so nothing in it adds the devices' partial sums: compile "
+        f"{name} from the sharded arguments, {name}.lower(beta, X, y) with `X` and `y` split by rows, not from "
+        "arrays on one device.",
     )
 
 
@@ -312,14 +422,22 @@ def auto_shardings(B: Any, C: Any, mesh: Any, sum_spec: Any, matmul_spec: Any) -
     passed("shardings of B + C and B.T @ C")
 
 
-def data_parallel_layer(out: Any, x: Any, W: Any, b: Any) -> None:
-    """Data-parallel layer: ``x`` split by rows, ``W`` and ``b`` replicated, ``out`` split like ``x``."""
-    mesh, _ = _check_rows_sharded(x, "x")
-    devices = set(x.sharding.device_set)
-    for name, p in (("W", W), ("b", b)):
-        _check_replicated_like(p, name, devices, dict(mesh.shape))
-    _check_layer_output(out, x, W, b, "softmax(x @ W + b)")
-    passed("data-parallel layer: data split by rows, parameters replicated, output split like the data")
+def data_parallel_log_likelihood(value: Any, grad: Any, beta: Any, X: Any, y: Any, program: str) -> None:
+    """The log-likelihood and its gradient from ``X`` and ``y`` split by rows, ``beta`` replicated; ``program`` the
+    compiled program of the jitted function on those arguments.
+
+    Both results should be replicated on the data's devices, equal the log-likelihood and gradient at ``beta``,
+    and the program should add the devices' sums with an all-reduce.
+    """
+    mesh, _, devices = _check_lab_inputs(beta, X, y)
+    for name, got in (("value", value), ("grad", grad)):
+        _require_array(got, name)
+    _value_and_grad((value, grad), beta, X, y, mesh.size, "(value, grad)")
+    _check_replicated_outputs((("log-likelihood `value`", value), ("gradient `grad`", grad)), devices,
+                              "a jitted call on the sharded arguments gives that")
+    _check_program(program, "value_and_grad", "the data (or the residuals of every row) went to every device, where "
+                   "only the partial sums need to travel. Keep `X` and `y` split by rows.")
+    passed("data-parallel log-likelihood: rows split, beta replicated, the sums all-reduced onto every device")
 
 
 # --------------------------------------------------------------------------- chapter 3
@@ -363,36 +481,57 @@ def explicit_product(a: Any, b: Any, prod: Any, predicted_type: str) -> None:
     passed("explicit product and its type")
 
 
-def explicit_layer(layer_fn: Callable[..., Any], x: Any, W: Any, b: Any) -> None:
-    """A wrapper of the layer that prints the types while tracing, on Explicit axes."""
+def explicit_log_likelihood(fn: Callable[..., Any], beta: Any, X: Any, y: Any, program: str,
+                            cases: Sequence[Any] | None = None) -> None:
+    """``fn(beta, X, y)`` returns the log-likelihood and its gradient on ``Explicit`` axes and prints the types
+    of its inputs while it is traced; ``program`` is its compiled program on the chapter's arguments.
+
+    ``X`` and ``y`` are split by rows, ``beta`` replicated. The results should be replicated, and the program
+    should add the devices' sums with an all-reduce without gathering the data. ``cases`` (the grader's) lists
+    more coefficient vectors ``beta`` to try on the same data.
+    """
     jax = _jax()
-    expect(callable(layer_fn), "`layer_fn` should be the wrapper function itself, not its result.")
-    mesh, axis = _check_rows_sharded(x, "x")
-    _explicit(x, "x")
-    devices = set(x.sharding.device_set)
-    for name, p in (("W", W), ("b", b)):
-        _check_replicated_like(p, name, devices, dict(mesh.shape))
-    # A new batch size makes a jitted wrapper trace again, so its prints show up here.
-    half = x.shape[0] // 2
+    expect(callable(fn), "`fn` should be the function itself, not its result.")
+    mesh, axis, devices = _check_lab_inputs(beta, X, y)
+    _explicit(X, "X")
+    # A new batch size, in caches emptied, makes a jitted function trace again (also when the check runs twice),
+    # so its prints show up here.
+    half = X.shape[0] // 2
     half = half - half % mesh.size or mesh.size
-    fresh = jax.device_put(np.asarray(x)[:half], x.sharding)
+    X_half = jax.device_put(np.asarray(X)[:half], X.sharding)
+    y_half = jax.device_put(np.asarray(y)[:half], y.sharding)
+    where = f"fn(beta, X, y) on the first {half} rows"
+    jax.clear_caches()
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer):
-        small = call(layer_fn, fresh, W, b, what=f"layer_fn on a batch of {half} rows")
+        small = call(fn, beta, X_half, y_half, what=where)
     printed = buffer.getvalue()
     expect(
         f"{half}@{axis}" in printed.replace(" ", ""),
-        f"`layer_fn` printed {printed.strip()[:200]!r} while tracing a batch of {half} rows; it should print "
-        f"jax.typeof of its inputs and output, which read like float32[{half}@{axis},...].",
+        f"`fn` printed {printed.strip()[:200]!r} while tracing a batch of {half} rows; it should print "
+        f"jax.typeof of its inputs, which read like float32[{half}@{axis},...].",
     )
-    _check_layer_output(small, fresh, W, b, "softmax(x @ W + b)")
-    out = call(layer_fn, x, W, b, what="layer_fn(x, W, b)")
-    _check_layer_output(out, x, W, b, "softmax(x @ W + b)")
-    expect(
-        f"@{axis}" in str(jax.typeof(out)),
-        f"The type of the output is {jax.typeof(out)}; it should be split along '{axis}'.",
-    )
-    passed("explicit data-parallel layer that shows its types")
+    _value_and_grad(small, beta, X_half, y_half, mesh.size, where)
+    with contextlib.redirect_stdout(io.StringIO()):  # its prints were read above
+        out = call(fn, beta, X, y, what="fn(beta, X, y)")
+    value, grad = _value_and_grad(out, beta, X, y, mesh.size, "fn(beta, X, y)")
+    for name, got in (("log-likelihood", value), ("gradient", grad)):
+        _require_array(got, f"the {name}")
+        expect("@" not in str(jax.typeof(got)),
+               f"The {name} has the type {jax.typeof(got)}; a sum over all the rows is whole on every device, "
+               f"with no @ in its type.")
+    _check_replicated_outputs((("log-likelihood", value), ("gradient", grad)), devices,
+                              "out_sharding=P() on the product that sums over the rows")
+    _check_program(program, "fn", "to make the product over the rows unambiguous, a whole array (the data, or the "
+                   "residuals of every row) was resharded onto every device. Give the product out_sharding=P() "
+                   "instead: each device sums its own rows, and an all-reduce adds the sums.")
+    for b in cases or ():
+        b = np.asarray(b, np.float32)
+        where = f"fn(beta={np.round(b, 3).tolist()}, X, y)"
+        with contextlib.redirect_stdout(io.StringIO()):
+            out = call(fn, b, X, y, what=where)
+        _value_and_grad(out, b, X, y, mesh.size, where)
+    passed("explicit data-parallel log-likelihood and gradient, with their types")
 
 
 # --------------------------------------------------------------------------- chapter 4
@@ -406,59 +545,80 @@ def _uses(fn: Callable[..., Any], args: tuple, word: str, what: str) -> bool:
     return uses(traced_program(fn, args, what), word)
 
 
-def shard_map_layer(layer_fn: Callable[..., Any], x: Any, W: Any, b: Any) -> None:
-    """The layer written with ``jax.shard_map``: per-device blocks of ``x``, replicated parameters."""
-    expect(callable(layer_fn), "`layer_fn` should be the shard_mapped function itself, not its output.")
-    mesh, _ = _check_rows_sharded(x, "x")
-    devices = set(x.sharding.device_set)
-    for name, p in (("W", W), ("b", b)):
-        _check_replicated_like(p, name, devices, dict(mesh.shape))
+def shard_map_row_terms(fn: Callable[..., Any], beta: Any, X: Any, y: Any, cases: Sequence[Any] | None = None) -> None:
+    """``fn(beta, X, y)``, written with ``jax.shard_map``, returns each row's term of the log-likelihood,
+    ``y_i z_i - log(1 + exp(z_i))``, split over the devices like the rows.
+
+    ``cases`` (the grader's) lists more coefficient vectors ``beta`` to try on the same data.
+    """
+    jax = _jax()
+    expect(callable(fn), "`fn` should be the shard_mapped function itself, not its output.")
+    mesh, axis, devices = _check_lab_inputs(beta, X, y)
     expect(
-        _uses(layer_fn, (x, W, b), "shard_map", "layer_fn(x, W, b)"),
-        "`layer_fn` does not use jax.shard_map; wrap the per-device layer with "
+        _uses(fn, (beta, X, y), "shard_map", "fn(beta, X, y)"),
+        "`fn` does not use jax.shard_map; wrap the per-device computation with "
         "jax.shard_map(f, mesh=mesh, in_specs=..., out_specs=...).",
     )
-    out = call(layer_fn, x, W, b, what="layer_fn(x, W, b)")
-    _check_layer_output(out, x, W, b, "each device computes softmax(x_block @ W + b) on its own rows")
-    passed("shard_map data-parallel layer")
+
+    def verdict(out: Any, b: Any, where: str) -> None:
+        terms, _ = _log_likelihood64(b, X, y)
+        got = np.asarray(out, dtype=np.float64)
+        if got.size == 1 and _near(got.reshape(()), terms.sum()):
+            raise AssertionError(f"{where} returned the log-likelihood, the sum of the rows' terms; return each "
+                                 f"row's term, laid out like the rows (out_specs=P('{axis}')).")
+        local = np.array([block.sum() for block in np.array_split(terms, mesh.size)])
+        if got.size == mesh.size and got.size != terms.size and _near(got.ravel(), local):
+            raise AssertionError(f"{where} returned one sum per device; return every row's term instead, no sum.")
+        expect(got.shape == terms.shape,
+               f"{where} returned shape {got.shape}; there is one term for each row: ({terms.size},).")
+        if _near(got, -terms):
+            raise AssertionError(f"{where} has the wrong sign: these are the terms of the negative log-likelihood.")
+        expect(_near(got, terms), f"{where} returned {np.round(got[:4], 4).tolist()}...; the first rows' terms "
+                                  f"y z - log(1 + exp(z)) are {np.round(terms[:4], 4).tolist()}...")
+
+    out = call(fn, beta, X, y, what="fn(beta, X, y)")
+    _require_array(out, "the output of fn")
+    verdict(out, beta, "fn(beta, X, y)")
+    expect(
+        out.sharding.is_equivalent_to(jax.NamedSharding(mesh, jax.P(axis)), 1)
+        and set(out.sharding.device_set) == devices,
+        f"The terms are right but {_describe(out)}; each device's terms should stay on it, laid out like the rows: "
+        f"out_specs=P('{axis}'). No row needs another device's data, so nothing has to move.",
+    )
+    for b in cases or ():
+        b = np.asarray(b, np.float32)
+        where = f"fn(beta={np.round(b, 3).tolist()}, X, y)"
+        verdict(call(fn, b, X, y, what=where), b, where)
+    passed("each row's term with shard_map, laid out like the rows")
 
 
-def global_reduction(fn: Callable[..., Any], x: Any) -> None:
-    """``fn(x)`` returns the global sum of squares of the sharded ``x``, computed with ``shard_map``."""
-    expect(callable(fn), "`fn` should be the function itself, not its output.")
-    mesh, axis = _check_rows_sharded(x, "x")
+def shard_map_log_likelihood(fn: Callable[..., Any], beta: Any, X: Any, y: Any,
+                             cases: Sequence[Any] | None = None) -> None:
+    """``fn(beta, X, y)``, written with ``jax.shard_map``, returns the log-likelihood and its gradient, each
+    device working on its own rows and ``psum`` adding their sums, both results replicated.
+
+    ``cases`` (the grader's) lists more coefficient vectors ``beta`` to try on the same data.
+    """
+    expect(callable(fn), "`fn` should be the shard_mapped function itself, not its output.")
+    mesh, axis, devices = _check_lab_inputs(beta, X, y)
+    program = traced_program(fn, (beta, X, y), "fn(beta, X, y)")
     expect(
-        _uses(fn, (x,), "shard_map", "fn(x)"),
-        "`fn` does not use jax.shard_map; the exercise is to write the per-device sum yourself.",
+        uses(program, "shard_map"),
+        "`fn` does not use jax.shard_map; the exercise is to write what each device computes on its own rows.",
     )
-    result = np.asarray(call(fn, x, what="fn(x)"), dtype=np.float64)
-    host = np.asarray(x, dtype=np.float64)
-    total = float(np.sum(host**2))
-    local = np.array([np.sum(blk**2) for blk in np.split(host, mesh.size, axis=0)])
-    if result.size == mesh.size and _close(result.ravel(), local, rtol=1e-4, atol=1e-3):
-        raise AssertionError(
-            f"`fn` returned {mesh.size} partial sums, one per device: a local sum is not a global one. "
-            f"Combine them across devices with jax.lax.psum(local, '{axis}') and use out_specs=P()."
-        )
+    value, grad = _value_and_grad(call(fn, beta, X, y, what="fn(beta, X, y)"), beta, X, y, mesh.size,
+                                  "fn(beta, X, y)")
     expect(
-        result.size == 1,
-        f"`fn` returned an array of shape {result.shape}; the global sum of squares is one number (out_specs=P()).",
+        uses(program, "psum"),
+        "`fn` gets the right numbers without a psum; make the devices add their partial sums with "
+        f"jax.lax.psum(..., '{axis}').",
     )
-    value = float(result.ravel()[0])
-    if not np.isclose(value, total, rtol=1e-4) and np.isclose(local, value, rtol=1e-4).any():
-        raise AssertionError(
-            "`fn` returned the sum of one device's block only; add the partial sums of all devices with "
-            f"jax.lax.psum(local, '{axis}')."
-        )
-    expect(
-        bool(np.isclose(value, total, rtol=1e-4)),
-        f"`fn` returned {value:.6g}, but the sum of squares of x is {total:.6g}.",
-    )
-    expect(
-        _uses(fn, (x,), "psum", "fn(x)"),
-        "`fn` gets the right number without a psum; make the devices add their partial sums with jax.lax.psum.",
-    )
-    passed("global sum of squares with shard_map and psum")
+    _check_replicated_outputs((("log-likelihood", value), ("gradient", grad)), devices, "out_specs=(P(), P())")
+    for b in cases or ():
+        b = np.asarray(b, np.float32)
+        where = f"fn(beta={np.round(b, 3).tolist()}, X, y)"
+        _value_and_grad(call(fn, b, X, y, what=where), b, X, y, mesh.size, where)
+    passed("log-likelihood and gradient with shard_map and psum")
 
 
 # --------------------------------------------------------------------------- chapter 5

@@ -1,5 +1,11 @@
 """Bayesian linear and logistic regression for NumPyro, with data from fixed seeds.
 
+The logistic regression's log-likelihood is also here as a plain JAX function,
+:func:`logistic_log_likelihood`: a sum over the rows of the data, the running
+example of the sharding lab, whose chapters split those rows over devices.
+NumPyro is imported by the two NumPyro models when they run: the data, the
+log-likelihood and the exact posterior need only NumPy and JAX.
+
 The linear model has a known noise scale and a Gaussian prior, so its posterior
 is Gaussian and known in closed form (:func:`linear_posterior`): a sampler's
 answer can be checked against it. Both models take ``prior_power``, the power
@@ -12,9 +18,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import jax
+import jax.numpy as jnp
 import numpy as np
-import numpyro
-import numpyro.distributions as dist
 
 from ..validate import real_number, whole_number
 
@@ -24,6 +30,7 @@ __all__ = [
     "make_logistic_data",
     "linear_model",
     "logistic_model",
+    "logistic_log_likelihood",
     "linear_posterior",
 ]
 
@@ -79,6 +86,9 @@ def make_logistic_data(n: int, p: int = 3, *, seed: int = 0, beta: np.ndarray | 
 
 def linear_model(X, y=None, *, prior_sd: float = 1.0, noise_sd: float = 1.0, prior_power: float = 1.0):
     """NumPyro model: ``beta ~ N(0, prior_sd^2 I)`` raised to ``prior_power``, ``y ~ N(X beta, noise_sd^2)``."""
+    import numpyro
+    import numpyro.distributions as dist
+
     _check_scales(prior_sd=prior_sd, noise_sd=noise_sd, prior_power=prior_power)
     p = X.shape[-1]
     with numpyro.handlers.scale(scale=prior_power):
@@ -88,11 +98,21 @@ def linear_model(X, y=None, *, prior_sd: float = 1.0, noise_sd: float = 1.0, pri
 
 def logistic_model(X, y=None, *, prior_sd: float = 2.5, prior_power: float = 1.0):
     """NumPyro model: ``beta ~ N(0, prior_sd^2 I)`` raised to ``prior_power``, ``y ~ Bernoulli(sigmoid(X beta))``."""
+    import numpyro
+    import numpyro.distributions as dist
+
     _check_scales(prior_sd=prior_sd, prior_power=prior_power)
     p = X.shape[-1]
     with numpyro.handlers.scale(scale=prior_power):
         beta = numpyro.sample("beta", dist.Normal(0.0, prior_sd).expand([p]).to_event(1))
     numpyro.sample("y", dist.Bernoulli(logits=X @ beta), obs=y)
+
+
+def logistic_log_likelihood(beta: jax.Array, X: jax.Array, y: jax.Array) -> jax.Array:
+    """``sum_i (y_i z_i - log(1 + exp(z_i)))`` with ``z = X @ beta``: the log-likelihood of
+    :func:`logistic_model`, a sum over the rows of ``X`` and ``y``."""
+    z = X @ beta
+    return jnp.sum(y * z - jax.nn.softplus(z))
 
 
 def linear_posterior(X, y, *, prior_sd: float = 1.0, noise_sd: float = 1.0, prior_power: float = 1.0):

@@ -269,6 +269,11 @@ def _sharded_gradient(rng: np.random.Generator) -> dict:
     return {"cases": [rng.normal(scale=float(scale), size=5).astype(np.float32) for scale in (0.3, 1.0, 3.0)]}
 
 
+def _lab_betas(rng: np.random.Generator) -> dict:
+    # coefficient vectors for the sharding lab's logistic regression (an intercept and 3 covariates)
+    return {"cases": [rng.normal(scale=float(scale), size=4).astype(np.float32) for scale in (0.3, 1.0, 3.0)]}
+
+
 def _pair_acceptance(rng: np.random.Generator) -> dict:
     cases = []
     for _ in range(4):
@@ -296,6 +301,9 @@ UNSEEN: dict[str, Callable[[np.random.Generator], dict[str, Any]]] = {
     "parallel_mcmc.exercises.parallel_chains.machine_speedup": _machine_speedup,
     "parallel_mcmc.exercises.getting_started.predict_sharded": _predict_sharded,
     "parallel_mcmc.exercises.getting_started.bottleneck": _bottleneck,
+    "parallel_mcmc.exercises.sharding_lab.explicit_log_likelihood": _lab_betas,
+    "parallel_mcmc.exercises.sharding_lab.shard_map_row_terms": _lab_betas,
+    "parallel_mcmc.exercises.sharding_lab.shard_map_log_likelihood": _lab_betas,
     "parallel_mcmc.exercises.sharding_lab.device_trips": _device_trips,
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": _my_chains,
     "parallel_mcmc.exercises.beyond_one_machine.best_group": _best_group,
@@ -318,6 +326,11 @@ def _split_calls(kw: dict) -> list[tuple]:
     return [(c + p * ns, ns, c + p * nl, nl) for c, p, ns, nl in kw["cases"]]
 
 
+def _lab_calls(kw: dict) -> list[tuple]:
+    # the learner's fn(beta, X, y) on the chapter's sharded X and y, the check's arguments 2 and 3
+    return [(np.asarray(b, np.float32), Argument(2), Argument(3)) for b in kw["cases"]]
+
+
 def _combine_calls(kw: dict) -> list[tuple]:
     rng = np.random.default_rng(kw["seed"])  # as processes.combine_chains draws its parts
     calls = []
@@ -337,6 +350,9 @@ CALLS: dict[str, tuple[int, Callable[[dict], list[tuple]]]] = {
         0, lambda kw: [(np.asarray(lengths).copy(), step, iteration) for lengths, step, iteration in kw["cases"]]),
     "parallel_mcmc.exercises.getting_started.predict_sharded": (
         0, lambda kw: [(np.asarray(st).copy(), np.asarray(ss, float).copy(), d, c, i) for st, ss, d, c, i in kw["cases"]]),
+    "parallel_mcmc.exercises.sharding_lab.explicit_log_likelihood": (0, _lab_calls),
+    "parallel_mcmc.exercises.sharding_lab.shard_map_row_terms": (0, _lab_calls),
+    "parallel_mcmc.exercises.sharding_lab.shard_map_log_likelihood": (0, _lab_calls),
     "parallel_mcmc.exercises.sharding_lab.device_trips": (0, lambda kw: [(np.asarray(s).copy(), d) for s, d in kw["cases"]]),
     "parallel_mcmc.exercises.getting_started.bottleneck": (0, lambda kw: [([dict(e) for e in c],) for c in kw["cases"]]),
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": (0, lambda kw: [tuple(a) for a, _ in kw["cases"]] + [tuple(a) for a in kw["uneven"]]),
