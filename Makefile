@@ -57,9 +57,11 @@ format: $(STAMP)
 student: $(STAMP)
 	$(PY) -m booktools.coursework.student
 
-# Grade submitted notebooks: make grade SUBMISSIONS="a.ipynb b.ipynb" [GRADE_ARGS="--json grades.json --jobs 2"]
+# Grade submitted notebooks: make grade SUBMISSIONS="a.ipynb b.ipynb" [GRADE_ARGS="--json grades.json --jobs 2"];
+# by default the grades go to _build/grades.json, the gradebook to _build/grades.csv and one feedback file
+# per submission to _build/feedback/.
 SUBMISSIONS ?=
-GRADE_ARGS ?= --json _build/grades.json --csv _build/grades.csv
+GRADE_ARGS ?= --json _build/grades.json --csv _build/grades.csv --feedback _build/feedback
 grade: $(STAMP)
 	@test -n "$(SUBMISSIONS)" || { echo 'usage: make grade SUBMISSIONS="a.ipynb b.ipynb" [GRADE_ARGS="--json grades.json --csv grades.csv --feedback feedback --jobs 2 --cell-timeout 300 --timeout 1800"]'; exit 2; }
 	$(PY) -m booktools.coursework.grade $(GRADE_ARGS) $(SUBMISSIONS)
