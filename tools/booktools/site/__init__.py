@@ -23,6 +23,10 @@ executed notebook that is published. myst-nb renders the cached notebook but
 writes the notebook it read, without outputs, to ``jupyter_execute/`` (and so
 to ``_sources/``); ``make test`` fills the cache from the notebook tests, so
 without this every published notebook would come without its outputs.
+
+5. The course edition (``book_edition = "course"``, or ``BOOK_EDITION=course``;
+``make book EDITION=course``): the site without its solutions, its published
+sources the student edition (see :mod:`booktools.site.course_edition`).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import quote
 
+from . import course_edition
 from .published_notebooks import publish_site
 
 
@@ -130,4 +135,5 @@ def setup(app):
     app.connect("html-page-context", drop_duplicate_scripts, priority=900)
     app.connect("build-finished", write_binder_requirements)
     app.connect("build-finished", publish_notebooks)
+    course_edition.setup(app)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
