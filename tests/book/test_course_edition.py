@@ -48,7 +48,8 @@ check = types.SimpleNamespace(double=_check_double)
 ```{exercise-start}
 :label: ex-page-double
 ```
-Write `double(x)`, which returns twice its argument.
+Write `double(x)`, which returns twice its argument. Why is it
+linear? <!-- graded by hand: why-linear -->
 ```{exercise-end}
 ```
 
@@ -150,6 +151,7 @@ def test_the_course_edition_keeps_exercises_stubs_and_checks(sites):
     assert "returns twice its argument" in page and "Why is" in page  # both statements
     assert "check.double" in page and "double: correct." in page  # the check and its output
     assert "NotImplementedError" in page  # the stub in place of the solution
+    assert "graded by hand" not in page  # the marker of a question graded by hand is not shown
     assert "repository-button" not in (course / "page.html").read_text()  # the repository holds the solutions
 
 
@@ -158,6 +160,8 @@ def test_the_course_edition_publishes_the_student_edition(sites):
     nb = nbformat.read(course / "_sources" / "page.ipynb", as_version=4)
     roles = [c.metadata.get("coursework", {}).get("role") for c in nb.cells if c.cell_type == "code"]
     assert "stub" in roles and "check" in roles
+    written = [c for c in nb.cells if c.metadata.get("coursework", {}).get("role") == "written"]
+    assert len(written) == 1 and "Why is it linear?" in written[0].source  # a place for the answer in words
     assert nb.cells[0].metadata.get("tags") == ["book-setup"]  # runnable on Colab, as the full site's notebooks
     source = next(p for p in (course / "_sources").iterdir() if p.name.startswith("page.md"))
     assert "raise NotImplementedError" in source.read_text() and "{solution" not in source.read_text()
