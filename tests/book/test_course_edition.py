@@ -181,3 +181,30 @@ def test_the_course_edition_never_overwrites_the_full_site(tmp_path):
     env["BOOK_EDITION"] = "students"
     done = subprocess.run([str(JUPYTER_BOOK), "build", str(book)], capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode != 0 and "must be one of full, course" in done.stdout + done.stderr
+
+
+def test_a_solution_line_left_in_a_page_fails_the_build(tmp_path):
+    """The check that ends a course build: a solution line in a page's HTML or its published sources is an error."""
+    from types import SimpleNamespace
+
+    from sphinx.errors import ExtensionError
+
+    from booktools.coursework.student import make_student_notebook
+    from booktools.site.course_edition import check_no_solution
+
+    (tmp_path / "page.md").write_text(PAGE)
+    html = tmp_path / "html"
+    (html / "_sources").mkdir(parents=True)
+    app = SimpleNamespace(builder=SimpleNamespace(name="html"), config=SimpleNamespace(book_edition="course"),
+                          outdir=str(html), _course_editions={"page": make_student_notebook(tmp_path / "page.md", tmp_path)})
+    (html / "page.html").write_text("<p>Write <code>double(x)</code>.</p><pre>def double(x):\n    raise NotImplementedError</pre>")
+    check_no_solution(app, None)  # the statement and the stub's header are no leak
+    (html / "_sources" / "page.md").write_text("def double(x):\n    return x + x  # CODEMARKER\n")
+    with pytest.raises(ExtensionError, match=r"_sources/page.md: .*return x \+ x # CODEMARKER"):
+        check_no_solution(app, None)
+    (html / "_sources" / "page.md").unlink()
+    (html / "page.html").write_text("<p>Multiply by two, the <em>PROSEMARKER</em> way.</p>")
+    with pytest.raises(ExtensionError, match="page.html: .*PROSEMARKER"):
+        check_no_solution(app, None)
+    app.config.book_edition = "full"
+    check_no_solution(app, None)  # the full site has its solutions
