@@ -137,6 +137,7 @@ def test_the_full_site_has_the_solutions(sites):
     assert all(where.values()), where
     assert "OUTPUTMARKER" in (full / "page.html").read_text()
     assert "repository-button" in (full / "page.html").read_text()
+    assert "parallel_mcmc @ git+https://github.com/" in (full / "binder" / "requirements.txt").read_text()
 
 
 def test_the_course_edition_has_no_solution_anywhere(sites):
@@ -163,6 +164,8 @@ def test_the_course_edition_publishes_the_student_edition(sites):
     written = [c for c in nb.cells if c.metadata.get("coursework", {}).get("role") == "written"]
     assert len(written) == 1 and "Why is it linear?" in written[0].source  # a place for the answer in words
     assert nb.cells[0].metadata.get("tags") == ["book-setup"]  # runnable on Colab, as the full site's notebooks
+    binder = (course / "binder" / "requirements.txt").read_text()  # Binder needs no access to the repository
+    assert "parallel_mcmc @ https://" in binder and "/wheels/parallel_mcmc-" in binder and "git+" not in binder
     source = next(p for p in (course / "_sources").iterdir() if p.name.startswith("page.md"))
     assert "raise NotImplementedError" in source.read_text() and "{solution" not in source.read_text()
 

@@ -87,10 +87,15 @@ def write_binder_requirements(app, exception):
     source = Path(app.confdir) / "requirements.txt"
     if not url or not source.exists():
         return
+    helper = f"parallel_mcmc @ git+{url}@main"
+    if course_edition.edition(app) == "course":  # the repository may not be public: the wheel published with the site
+        from .published_notebooks import published_wheel
+
+        helper = f"parallel_mcmc @ {published_wheel(app.confdir)[0]}"
     lines = []
     for line in source.read_text().splitlines():
         if line.strip() == "-e .":
-            line = f"parallel_mcmc @ git+{url}@main"
+            line = helper
         elif line.startswith("-e "):
             continue  # the book's tools (-e ./tools): not for readers
         lines.append(line)

@@ -21,7 +21,8 @@ edition too. In the course edition:
   are the chapter's student edition (see :func:`publish_student_sources`),
   which :mod:`booktools.site.published_notebooks` then makes runnable and
   readable outside the site, as it does for the full site;
-- the repository button is left out (the repository's chapters hold the solutions);
+- the repository button is left out (the repository's chapters hold the solutions), and Binder
+  installs the helper package from the wheel published with the site, not from the repository;
 - when the build has finished, every page with exercises, its HTML and both
   published sources, are read back and compared with every solution line of
   the book, as ``make student`` does; a line that survived fails the build
