@@ -274,17 +274,20 @@ def test_a_question_inside_a_checked_exercise_is_listed_to_grade_by_hand(tmp_pat
     subs.mkdir()
     nbformat.write(write_answer(nb, ANSWER), subs / "ada.ipynb")
     nbformat.write(answered(nb, {"ex-toy-chains": [RIGHT_CHAINS], "ex-toy-combine": [RIGHT_COMBINE]}), subs / "bob.ipynb")
+    carl = write_answer(nb, "Contiguous blocks need no gather.")
+    next(c for c in carl.cells if c.metadata.get("coursework", {}).get("role") == "written").metadata.clear()
+    nbformat.write(carl, subs / "carl.ipynb")  # an editor that drops cell metadata: the answer is still found
     out = tmp_path / "out"
     done = subprocess.run(
         [sys.executable, "-m", "booktools.coursework.grade", str(subs / "ada.ipynb"), str(subs / "bob.ipynb"),
-         "--book", str(book), "--json", str(out / "grades.json"), "--csv", str(out / "grades.csv"),
+         str(subs / "carl.ipynb"), "--book", str(book), "--jobs", "2", "--json", str(out / "grades.json"), "--csv", str(out / "grades.csv"),
          "--feedback", str(out / "feedback"), "--cell-timeout", str(CELL_LIMIT), "--timeout", str(NOTEBOOK_LIMIT)],
         capture_output=True, text=True, timeout=600, check=False,
     )
     assert done.returncode == 0, done.stderr
     assert "ex-toy-chains:why-contiguous" in done.stdout and "1 to grade by hand" in done.stdout
     data = json.loads((out / "grades.json").read_text())
-    ada, bob = data["submissions"]
+    ada, bob, carl = data["submissions"]
     assert [e["label"] for e in ada["exercises"]] == ["ex-toy-chains", "ex-toy-combine"]
     part, = ada["exercises"][0]["by_hand"]  # listed with its exercise
     assert (part["label"], part["status"], part["points"], part["earned"]) == ("ex-toy-chains:why-contiguous", "manual", 2, None)
@@ -292,10 +295,11 @@ def test_a_question_inside_a_checked_exercise_is_listed_to_grade_by_hand(tmp_pat
     assert ada["exercises"][0]["status"] == "passed"  # the check is graded as before
     assert (ada["score"], ada["total"]) == (2, 2)  # the question's 2 points wait for the instructor
     assert bob["exercises"][0]["by_hand"][0]["answer"] == "" and "no answer written" in bob["exercises"][0]["by_hand"][0]["message"]
+    assert carl["exercises"][0]["by_hand"][0]["answer"] == "Contiguous blocks need no gather."
     with open(out / "grades.csv", newline="") as f:
         rows = list(csv.reader(f))
     assert rows == [["student", "ex-toy-chains", "ex-toy-chains:why-contiguous", "ex-toy-combine", "total", "possible"],
-                    ["ada", "1", "", "1", "2", "2"], ["bob", "1", "", "1", "2", "2"]]
+                    ["ada", "1", "", "1", "2", "2"], ["bob", "1", "", "1", "2", "2"], ["carl", "1", "", "1", "2", "2"]]
     feedback = (out / "feedback" / "ada.md").read_text()
     assert "graded by hand, not in the score yet: ex-toy-chains:why-contiguous" in feedback
     assert "| ex-toy-chains:why-contiguous | manual | - / 2 |" in feedback

@@ -141,15 +141,20 @@ def _edited_checks(nb: nbformat.NotebookNode, checks: dict[str, list[str]]) -> d
 def _written_answers(nb: nbformat.NotebookNode, parts: list[WrittenPart]) -> dict[tuple[str, str], str]:
     """The learner's answers to the questions graded by hand: ``(label, name) -> text``, from the Markdown
     answer cells of the student edition (marked in their metadata), without the edition's own header and
-    placeholder; a question whose cell is missing or left as it was handed out is left out."""
+    placeholder (a cell whose metadata was lost is known by its first line, the question's header); a question
+    whose cell is missing or left as it was handed out is left out."""
     wanted = {(p.label, p.name): p for p in parts}
+    headers = {p.answer_header(): key for key, p in wanted.items()}
     out: dict[tuple[str, str], str] = {}
     for cell in nb.cells:
-        meta = cell.get("metadata", {}).get(META) if cell.cell_type == "markdown" else None
-        if not isinstance(meta, dict) or meta.get("role") != "written":
+        if cell.cell_type != "markdown" or not isinstance(cell.source, str):
             continue
-        key = (meta.get("exercise"), meta.get("part"))
-        if key not in wanted or not isinstance(cell.source, str):
+        meta = cell.get("metadata", {}).get(META)
+        if isinstance(meta, dict) and meta.get("role") == "written":
+            key = (meta.get("exercise"), meta.get("part"))
+        else:  # an editor that dropped the cell's metadata: the cell still starts with the question's header
+            key = headers.get(cell.source.split("\n", 1)[0].strip())
+        if key not in wanted:
             continue
         lines = cell.source.split("\n")
         if lines and lines[0].strip() == wanted[key].answer_header():
