@@ -1,4 +1,5 @@
 # Parallel MCMC with JAX: `make book` builds the website, `make test` runs every test.
+# `make book EDITION=course` (or `make course`) builds the website without its solutions, in _build/course/.
 # `make student` writes the student edition, `make grade SUBMISSIONS=...` grades submissions,
 # `make format` rewrites the chapters as JupyterLab saves them.
 # `make bench [BENCH_SIZE=smoke|laptop|large]` times the ways of running chains against the cost model.
@@ -14,7 +15,7 @@ ASSETS := node_modules/.installed
 JB_FLAGS ?= -W -n --keep-going
 PYTEST_ARGS ?= -v
 
-.PHONY: book test lab clean distclean pins env student grade format bench
+.PHONY: book course test lab clean distclean pins env student grade format bench
 
 env: $(STAMP)
 
@@ -31,12 +32,22 @@ $(ASSETS): package.json package-lock.json
 
 # The execution cache only hashes the notebooks: clear it when the helper package changes
 # (booktools.execution_cache; `make test` fills it from the notebook tests before it builds the site).
+# EDITION=course builds the site without its solutions into _build/course/ (booktools.site.course_edition),
+# from the same execution cache: nothing runs again that the full site has run.
+EDITION ?= full
+BOOK_OUT := $(if $(filter course,$(EDITION)),_build/course,.)
+BOOK_HTML := $(if $(filter course,$(EDITION)),_build/course/_build/html,_build/html)
 book: $(STAMP) $(ASSETS)
 	@$(PY) -m booktools.execution_cache forget-if-src-changed
 	@# Sphinx keeps the pages it wrote with warnings as up to date: forget them when the build fails,
 	@# so that the next `make book` reads every page again instead of passing without looking.
-	$(VENV)/bin/jupyter-book build . --path-output . $(JB_FLAGS) || { rm -rf _build/.doctrees; exit 1; }
-	@echo "Open _build/html/index.html"
+	BOOK_EDITION=$(EDITION) $(VENV)/bin/jupyter-book build . --path-output $(BOOK_OUT) $(JB_FLAGS) \
+		|| { rm -rf $(BOOK_OUT)/_build/.doctrees; exit 1; }
+	@echo "Open $(BOOK_HTML)/index.html"
+
+# The course edition of the site: make book EDITION=course.
+course:
+	$(MAKE) book EDITION=course
 
 # Timing verdicts are strict here (parallel_mcmc.judge): a failure that persists after re-measuring fails the
 # test; `make book` and a reader's kernel only report it.
@@ -57,9 +68,11 @@ format: $(STAMP)
 student: $(STAMP)
 	$(PY) -m booktools.coursework.student
 
-# Grade submitted notebooks: make grade SUBMISSIONS="a.ipynb b.ipynb" [GRADE_ARGS="--json grades.json --jobs 2"]
+# Grade submitted notebooks: make grade SUBMISSIONS="a.ipynb b.ipynb" [GRADE_ARGS="--json grades.json --jobs 2"];
+# by default the grades go to _build/grades.json, the gradebook to _build/grades.csv and one feedback file
+# per submission to _build/feedback/.
 SUBMISSIONS ?=
-GRADE_ARGS ?= --json _build/grades.json --csv _build/grades.csv
+GRADE_ARGS ?= --json _build/grades.json --csv _build/grades.csv --feedback _build/feedback
 grade: $(STAMP)
 	@test -n "$(SUBMISSIONS)" || { echo 'usage: make grade SUBMISSIONS="a.ipynb b.ipynb" [GRADE_ARGS="--json grades.json --csv grades.csv --feedback feedback --jobs 2 --cell-timeout 300 --timeout 1800"]'; exit 2; }
 	$(PY) -m booktools.coursework.grade $(GRADE_ARGS) $(SUBMISSIONS)

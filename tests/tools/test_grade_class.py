@@ -245,3 +245,64 @@ def test_graders_in_threads_take_turns_except_while_they_wait(toy, tmp_path, mon
     assert overlap.is_set(), "the two kernels never ran at the same time"
     assert not grade_module._SERIAL.locked()
     print(f"two toy submissions graded at once in {time.monotonic() - start:.1f} s")
+
+
+# --------------------------------------------------------------------------- questions answered in words
+
+# The toy chapter whose checked exercise also asks a question answered in words, graded by hand.
+WRITTEN = TOY.replace(
+    "the contiguous block of chains a process holds.",
+    "the contiguous block of chains a process holds. Why contiguous? <!-- graded by hand: why-contiguous, 2 points -->",
+)
+ANSWER = "So that each process's chains are one slice of the array:\nno gather is needed."
+
+
+def write_answer(nb, text):
+    """The notebook with the answer cell of the question graded by hand written in."""
+    nb = answered(nb, {"ex-toy-chains": [RIGHT_CHAINS], "ex-toy-combine": [RIGHT_COMBINE]})
+    cell = next(c for c in nb.cells if c.metadata.get("coursework", {}).get("role") == "written")
+    cell.source = cell.source.split("\n")[0] + "\n\n" + text  # the learner keeps the question, writes below it
+    return nb
+
+
+def test_a_question_inside_a_checked_exercise_is_listed_to_grade_by_hand(tmp_path):
+    (tmp_path / "book").mkdir()
+    book = make_book(tmp_path / "book", {"chapters/toy/toy.md": WRITTEN})
+    build_student_edition(book, verbose=False)
+    nb = nbformat.read(book / "_build/student/chapters/toy/toy.ipynb", as_version=4)
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    nbformat.write(write_answer(nb, ANSWER), subs / "ada.ipynb")
+    nbformat.write(answered(nb, {"ex-toy-chains": [RIGHT_CHAINS], "ex-toy-combine": [RIGHT_COMBINE]}), subs / "bob.ipynb")
+    carl = write_answer(nb, "Contiguous blocks need no gather.")
+    next(c for c in carl.cells if c.metadata.get("coursework", {}).get("role") == "written").metadata.clear()
+    nbformat.write(carl, subs / "carl.ipynb")  # an editor that drops cell metadata: the answer is still found
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "booktools.coursework.grade", str(subs / "ada.ipynb"), str(subs / "bob.ipynb"),
+         str(subs / "carl.ipynb"), "--book", str(book), "--jobs", "2", "--json", str(out / "grades.json"), "--csv", str(out / "grades.csv"),
+         "--feedback", str(out / "feedback"), "--cell-timeout", str(CELL_LIMIT), "--timeout", str(NOTEBOOK_LIMIT)],
+        capture_output=True, text=True, timeout=600, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "ex-toy-chains:why-contiguous" in done.stdout and "1 to grade by hand" in done.stdout
+    data = json.loads((out / "grades.json").read_text())
+    ada, bob, carl = data["submissions"]
+    assert [e["label"] for e in ada["exercises"]] == ["ex-toy-chains", "ex-toy-combine"]
+    part, = ada["exercises"][0]["by_hand"]  # listed with its exercise
+    assert (part["label"], part["status"], part["points"], part["earned"]) == ("ex-toy-chains:why-contiguous", "manual", 2, None)
+    assert part["message"] == "graded by hand: Why contiguous?" and part["answer"] == ANSWER
+    assert ada["exercises"][0]["status"] == "passed"  # the check is graded as before
+    assert (ada["score"], ada["total"]) == (2, 2)  # the question's 2 points wait for the instructor
+    assert bob["exercises"][0]["by_hand"][0]["answer"] == "" and "no answer written" in bob["exercises"][0]["by_hand"][0]["message"]
+    assert carl["exercises"][0]["by_hand"][0]["answer"] == "Contiguous blocks need no gather."
+    with open(out / "grades.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    assert rows == [["student", "ex-toy-chains", "ex-toy-chains:why-contiguous", "ex-toy-combine", "total", "possible"],
+                    ["ada", "1", "", "1", "2", "2"], ["bob", "1", "", "1", "2", "2"], ["carl", "1", "", "1", "2", "2"]]
+    feedback = (out / "feedback" / "ada.md").read_text()
+    assert "graded by hand, not in the score yet: ex-toy-chains:why-contiguous" in feedback
+    assert "| ex-toy-chains:why-contiguous | manual | - / 2 |" in feedback
+    assert "**ex-toy-chains:why-contiguous** (2 points): Why contiguous?" in feedback
+    assert "> So that each process's chains are one slice of the array:\n> no gather is needed." in feedback
+    assert "(no answer)" in (out / "feedback" / "bob.md").read_text()

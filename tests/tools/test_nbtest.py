@@ -141,8 +141,10 @@ def test_the_cache_is_forgotten_when_the_helper_package_changes(tmp_path):
     (src / "pkg" / "mod.py").write_text("x = 1\n")
     cache.mkdir(parents=True)
     doctrees.mkdir()
+    book.course_doctrees.mkdir(parents=True)
     assert forget_if_src_changed(book), "no stamp yet: forget"
     assert not cache.exists() and not doctrees.exists() and stamp.exists()  # every page is read and run again
+    assert not book.course_doctrees.exists()  # the course edition's pages too
     cache.mkdir()
     later = time.time() + 5
     (src / "pkg" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"")

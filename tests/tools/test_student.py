@@ -293,3 +293,58 @@ def test_student_files_are_saved_unchanged_by_jupyterlab(tmp_path):
         assert nb.metadata.kernelspec == {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
         assert nb.metadata.language_info == IPythonKernel.language_info
         assert [c.source for c in jupytext.reads(text, fmt="md:myst").cells] == [c.source for c in nb.cells]
+
+
+# --------------------------------------------------------------------------- questions graded by hand
+
+# The toy chapter whose first exercise also asks a question to answer in words, marked for grading by hand.
+WHY = TOY.replace(
+    "Write `double(x)`, which returns twice its argument.",
+    "Write `double(x)`, which returns twice its argument. Try it on 0.5:\n"
+    "why is the result exact? <!-- graded by hand: why-exact, 2 points -->",
+)
+
+
+def test_a_question_graded_by_hand_gets_an_answer_cell_after_the_check(tmp_path):
+    book = make_book(tmp_path, {"chapters/toy/toy.md": WHY})
+    build_student_edition(book, verbose=False)
+    nb = nbformat.read(book / "_build/student/chapters/toy/toy.ipynb", as_version=4)
+    meta = nb.metadata["coursework"]["exercises"][0]
+    assert meta["parts"] == [{"name": "why-exact", "prompt": "why is the result exact?", "points": 2.0}]
+    assert "parts" not in nb.metadata["coursework"]["exercises"][1]
+    roles = [(c.cell_type, c.metadata.get("coursework", {}).get("role")) for c in nb.cells]
+    check = roles.index(("code", "check"))
+    assert roles[check + 1] == ("markdown", "written")  # right after the exercise's check
+    cell = nb.cells[check + 1]
+    assert cell.metadata["coursework"] == {"exercise": "ex-toy-double", "role": "written", "part": "why-exact"}
+    assert "why is the result exact?" in cell.source and "graded by hand, 2 points" in cell.source
+    assert "<!-- graded by hand: why-exact, 2 points -->" in nb.cells[check - 2].source  # the statement keeps it
+    back = jupytext.read(book / "_build/student/chapters/toy/toy.md")  # the .md keeps the cell's metadata
+    assert [c.metadata.get("coursework") for c in back.cells] == [c.metadata.get("coursework") for c in nb.cells]
+
+
+def test_a_question_graded_by_hand_without_points_is_worth_one(tmp_path):
+    text = WHY.replace(", 2 points -->", " -->")
+    ed = make_student_notebook(make_book(tmp_path, {"chapters/toy/toy.md": text}) / "chapters/toy/toy.md", tmp_path)
+    assert [(p.name, p.points) for p in ed.exercises[0].parts] == [("why-exact", 1.0)]
+
+
+@pytest.mark.parametrize("text, why", [
+    (WHY.replace("graded by hand: why-exact, 2 points", "graded by hand"), "graded by hand: NAME"),
+    (WHY.replace("graded by hand: why-exact, 2 points", "graded by hand: why exact"), "graded by hand: NAME"),
+    (WHY.replace("The chapter goes on after its exercises.",
+                 "The chapter goes on. <!-- graded by hand: stray -->"), "not inside an exercise statement"),
+    (WHY.replace("why is the result exact? <!--", "why? <!-- graded by hand: why-exact --> and how? <!--"),
+     "two questions graded by hand named 'why-exact'"),
+])
+def test_a_wrong_graded_by_hand_marker_is_refused(tmp_path, text, why):
+    book = make_book(tmp_path, {"chapters/toy/toy.md": text})
+    with pytest.raises(ValueError, match=why):
+        make_student_notebook(book / "chapters/toy/toy.md", book)
+
+
+def test_the_books_questions_graded_by_hand():
+    """The parallel tempering page's "why does every pair accept there?" is graded by hand."""
+    ed = make_student_notebook(ROOT / "chapters/other_parallelism/parallel_tempering.md", ROOT)
+    parts = {p.label: (p.name, p.prompt) for ex in ed.exercises for p in ex.parts}
+    assert parts == {"ex-pt-pair-acceptance": ("why-every-pair-accepts", "why does every pair accept there?")}

@@ -12,7 +12,7 @@ The hash does not see the helper package the notebooks import, so the cache is
 only good for the ``src/`` it ran with: :func:`forget_if_src_changed` empties it
 when a file under ``src/`` is newer than ``_build/.src-stamp``, and stamps the
 moment it did. It also forgets Sphinx's record of the pages it read
-(``_build/.doctrees``): Sphinx reads again only the pages whose text changed,
+(``_build/.doctrees``, and the course edition's in ``_build/course/``): Sphinx reads again only the pages whose text changed,
 so with the cache alone emptied, a page left unchanged would keep the outputs
 of the old ``src/`` and never run again. The Makefile calls it before every
 build, the notebook tests before nbval runs anything. Every path is taken
@@ -51,6 +51,11 @@ class BookCache:
         return Path(self.root) / "_build" / ".doctrees"
 
     @property
+    def course_doctrees(self) -> Path:
+        """Sphinx's doctrees of the course edition (``make book EDITION=course``), built from the same cache."""
+        return Path(self.root) / "_build" / "course" / "_build" / ".doctrees"
+
+    @property
     def sources(self) -> Path:
         return Path(self.root) / "src"
 
@@ -72,11 +77,13 @@ def src_changed(src: Path, stamp: Path) -> bool:
 
 
 def forget_if_src_changed(book: BookCache) -> bool:
-    """Empty the cache and Sphinx's doctrees if the book's ``src/`` changed since the stamp, then stamp; True if emptied."""
+    """Empty the cache and Sphinx's doctrees (the full site's and the course edition's) if the book's ``src/``
+    changed since the stamp, then stamp; True if emptied."""
     changed = src_changed(book.sources, book.stamp)
     if changed:
         shutil.rmtree(book.cache, ignore_errors=True)
         shutil.rmtree(book.doctrees, ignore_errors=True)
+        shutil.rmtree(book.course_doctrees, ignore_errors=True)
     book.stamp.parent.mkdir(parents=True, exist_ok=True)
     book.stamp.touch()
     return changed

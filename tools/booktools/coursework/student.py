@@ -12,6 +12,11 @@ marks nothing modified. In them:
   the rest of the notebook uses) and leaves them unanswered (``...`` or
   ``raise NotImplementedError``), so the check fails until the learner answers;
 - the check cells stay; cells tagged ``student-remove`` are dropped;
+- a question inside an exercise that is answered in words, marked
+  ``<!-- graded by hand: NAME -->`` (or ``<!-- graded by hand: NAME, 2 points -->``)
+  right after it in the statement, gets a Markdown *answer cell* after the
+  exercise's check, for the learner's answer, which the grader lists to be
+  graded by hand (see :class:`WrittenPart`);
 - a set-up cell comes first, the one the site's published notebooks get: it
   installs the helper package where it is missing (see :func:`setup_cell_adder`);
 - code cells carry ``metadata["coursework"] = {"exercise": label, "role": "stub" | "check"}``
@@ -66,6 +71,7 @@ from ..site.published_notebooks import add_setup_cell, published_wheel
 
 __all__ = [
     "Exercise",
+    "WrittenPart",
     "StudentEdition",
     "LeakError",
     "find_book_root",
@@ -82,6 +88,10 @@ __all__ = [
 
 META = "coursework"  # key of the cell and notebook metadata written here
 REMOVE_TAG = "student-remove"
+# A question of an exercise answered in words, graded by hand: <!-- graded by hand: NAME[, N point(s)] -->
+_BY_HAND = re.compile(r"<!--\s*graded\s+by\s+hand\b(?P<rest>.*?)-->", re.IGNORECASE)
+_BY_HAND_REST = re.compile(r"^\s*:\s*(?P<name>[A-Za-z0-9][\w-]*)\s*(?:,\s*(?P<points>\d+(?:\.\d+)?)\s*points?)?\s*$")
+ANSWER_PLACEHOLDER = "*Write your answer here, in place of this line.*"
 
 # An opening fence: ``` or ~~~ or ::: (three or more), then the info string.
 _FENCE = re.compile(r"^(?P<indent>\s{0,3})(?P<fence>`{3,}|~{3,}|:{3,})(?P<info>.*)$")
@@ -95,6 +105,41 @@ class LeakError(RuntimeError):
 
 
 @dataclass
+class WrittenPart:
+    """A question inside an exercise that the learner answers in words, graded by hand.
+
+    Marked in the exercise's statement by ``<!-- graded by hand: NAME -->`` (worth 1 point) or
+    ``<!-- graded by hand: NAME, 2 points -->`` right after the question: an HTML comment, which
+    neither the website nor a notebook shows. The question is the sentence before the marker.
+    """
+
+    label: str  # the exercise it belongs to
+    name: str  # unique within the exercise; the grader reports it as ``label:name``
+    prompt: str  # the question, as the statement words it
+    points: float = 1.0
+
+    def as_metadata(self) -> dict:
+        return {"name": self.name, "prompt": self.prompt, "points": self.points}
+
+    def answer_header(self) -> str:
+        """The first line of the learner's answer cell."""
+        points = f"{self.points:g} point{'' if self.points == 1 else 's'}"
+        return f"**Your answer** ({self.name}, graded by hand, {points}): {self.prompt}"
+
+    def answer_cell(self) -> nbformat.NotebookNode:
+        """The Markdown cell where the learner answers, marked for the grader."""
+        return nbformat.v4.new_markdown_cell(
+            f"{self.answer_header()}\n\n{ANSWER_PLACEHOLDER}",
+            metadata={META: {"exercise": self.label, "role": "written", "part": self.name}})
+
+
+def _last_sentence(text: str) -> str:
+    """The last sentence (or clause after a colon) of ``text``, on one line."""
+    pieces = [p for p in re.split(r"(?<=[.!?:;])\s+", " ".join(text.split())) if p.strip()]
+    return pieces[-1] if pieces else ""
+
+
+@dataclass
 class Exercise:
     """One exercise of a chapter as the student edition sees it."""
 
@@ -104,9 +149,13 @@ class Exercise:
     solution_code: list[str] = field(default_factory=list)  # the solution's code cells
     solution_text: list[str] = field(default_factory=list)  # the solution's prose lines
     points: float = 1.0  # what it is worth in the grade (the chapter's ``exercise_points``, default 1)
+    parts: list[WrittenPart] = field(default_factory=list)  # questions answered in words, graded by hand
 
     def as_metadata(self) -> dict:
-        return {"label": self.label, "checks": list(self.checks), "points": self.points}
+        meta = {"label": self.label, "checks": list(self.checks), "points": self.points}
+        if self.parts:
+            meta["parts"] = [p.as_metadata() for p in self.parts]
+        return meta
 
 
 @dataclass
@@ -194,7 +243,27 @@ class _MarkdownSplitter:
     def __init__(self) -> None:
         self.scan = _Scan()
         self.events: list[tuple[str, str]] = []  # ("exercise" | "solution-start" | "solution-end", label)
+        self.parts: list[WrittenPart] = []  # questions graded by hand, in the statements read
+        self.problems: list[str] = []  # markers graded by hand that are malformed or outside a statement
+        self._statement: list[str] = []  # the lines of the exercise statement being read
         self._count = 0
+
+    def _by_hand(self, line: str) -> str:
+        """Record the graded-by-hand markers of one line (see :class:`WrittenPart`); the line without them."""
+        s = self.scan
+        for match in _BY_HAND.finditer(line):
+            rest = _BY_HAND_REST.match(match.group("rest"))
+            if s.state != "exercise" or s.label is None:
+                self.problems.append(f"{match.group(0)!r} is not inside an exercise statement (between "
+                                     "exercise-start and exercise-end); put it right after the question it marks")
+            elif rest is None:
+                self.problems.append(f"{match.group(0)!r} in {s.label}: write <!-- graded by hand: NAME --> or "
+                                     "<!-- graded by hand: NAME, 2 points -->, NAME made of letters, digits, - and _")
+            else:
+                before = "\n".join([*self._statement, _BY_HAND.sub("", line[:match.start()])])
+                points = float(rest.group("points")) if rest.group("points") else 1.0
+                self.parts.append(WrittenPart(s.label, rest.group("name"), _last_sentence(before), points))
+        return _BY_HAND.sub("", line)
 
     def feed(self, text: str) -> tuple[list[str], list[str]]:
         """Return (kept lines, removed solution lines) of one markdown cell."""
@@ -223,6 +292,12 @@ class _MarkdownSplitter:
                 continue
             m = _FENCE.match(line)
             if not m:
+                if "<!--" in line:
+                    bare = self._by_hand(line)
+                else:
+                    bare = line
+                if s.state == "exercise":
+                    self._statement.append(bare)
                 (removed if s.state == "solution" else kept).append(line)
                 continue
             fence, info = m.group("fence"), m.group("info").strip()
@@ -231,6 +306,7 @@ class _MarkdownSplitter:
             arg = d.group("arg").strip() if d else ""
             if name == "exercise-start":
                 self._count += 1
+                self._statement = []
                 s.state, s.label = "exercise", arg or f"exercise-{self._count}"
                 self.events.append(("exercise", s.label))
                 kept.append(line)
@@ -445,6 +521,21 @@ def make_student_notebook(chapter: Path, root: Path | None = None) -> StudentEdi
     prose_seen = False  # prose came between solution-end and the next code cell
     solution_had_code = False
 
+    statements: dict[str, nbformat.NotebookNode] = {}  # label -> the cell of its statement's end
+    answered: set[str] = set()  # exercises whose answer cells (questions graded by hand) are placed
+
+    def place_answers(label: str) -> None:
+        """Put the answer cells of the exercise's questions graded by hand after its last stub or check."""
+        ex = exercises.get(label)
+        if ex is None or not ex.parts or label in answered:
+            return
+        answered.add(label)
+        where = [k for k, c in enumerate(out_cells) if (c.metadata.get(META) or {}).get("exercise") == label]
+        if not where and statements.get(label) is not None:
+            where = [k for k, c in enumerate(out_cells) if c is statements[label]]
+        at = where[-1] + 1 if where else len(out_cells)
+        out_cells[at:at] = [part.answer_cell() for part in ex.parts]
+
     def settle_checks() -> None:
         """Mark the check cells of the exercise whose solution ended last."""
         nonlocal awaiting_check, check_candidates, prose_seen
@@ -457,15 +548,18 @@ def make_student_notebook(chapter: Path, root: Path | None = None) -> StudentEdi
                 exercise(awaiting_check).checks.append(c.source)
         for c in check_candidates:
             c.metadata.pop("_adjacent", None)
+        if awaiting_check is not None:
+            place_answers(awaiting_check)
         awaiting_check, check_candidates, prose_seen = None, [], False
 
     for index, cell in enumerate(nb.cells):
         if REMOVE_TAG in _tags(cell):
             continue
         if cell.cell_type == "markdown":
-            events_before = len(splitter.events)
+            events_before, parts_before = len(splitter.events), len(splitter.parts)
             kept, removed = splitter.feed(cell.source)
             new_events = splitter.events[events_before:]
+            new_parts = splitter.parts[parts_before:]
             for line in kept:
                 kept_text.add(normalise(line))
             for line in removed:
@@ -494,6 +588,14 @@ def make_student_notebook(chapter: Path, root: Path | None = None) -> StudentEdi
                 new = copy.deepcopy(cell)
                 new.source = text.strip("\n")
                 out_cells.append(new)
+                for part in new_parts:
+                    statements[part.label] = new
+            for part in new_parts:
+                ex = exercise(part.label)
+                if any(p.name == part.name for p in ex.parts):
+                    raise ValueError(f"{chapter}: {part.label} has two questions graded by hand named {part.name!r}; "
+                                     "give each its own name")
+                ex.parts.append(part)
             continue
         if cell.cell_type != "code":
             out_cells.append(copy.deepcopy(cell))
@@ -520,6 +622,10 @@ def make_student_notebook(chapter: Path, root: Path | None = None) -> StudentEdi
     settle_checks()
     if splitter.scan.state == "solution":
         raise ValueError(f"{chapter}: a solution-start has no solution-end; close it with ```{{solution-end}}```.")
+    if splitter.problems:
+        raise ValueError(f"{chapter}: " + "; ".join(splitter.problems))
+    for label in list(exercises):
+        place_answers(label)  # an exercise without a solution: after its statement
 
     student = nbformat.v4.new_notebook()
     student.metadata = copy.deepcopy(nb.metadata)

@@ -23,6 +23,10 @@ executed notebook that is published. myst-nb renders the cached notebook but
 writes the notebook it read, without outputs, to ``jupyter_execute/`` (and so
 to ``_sources/``); ``make test`` fills the cache from the notebook tests, so
 without this every published notebook would come without its outputs.
+
+5. The course edition (``book_edition = "course"``, or ``BOOK_EDITION=course``;
+``make book EDITION=course``): the site without its solutions, its published
+sources the student edition (see :mod:`booktools.site.course_edition`).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import quote
 
+from . import course_edition
 from .published_notebooks import publish_site
 
 
@@ -82,10 +87,15 @@ def write_binder_requirements(app, exception):
     source = Path(app.confdir) / "requirements.txt"
     if not url or not source.exists():
         return
+    helper = f"parallel_mcmc @ git+{url}@main"
+    if course_edition.edition(app) == "course":  # the repository may not be public: the wheel published with the site
+        from .published_notebooks import published_wheel
+
+        helper = f"parallel_mcmc @ {published_wheel(app.confdir)[0]}"
     lines = []
     for line in source.read_text().splitlines():
         if line.strip() == "-e .":
-            line = f"parallel_mcmc @ git+{url}@main"
+            line = helper
         elif line.startswith("-e "):
             continue  # the book's tools (-e ./tools): not for readers
         lines.append(line)
@@ -130,4 +140,5 @@ def setup(app):
     app.connect("html-page-context", drop_duplicate_scripts, priority=900)
     app.connect("build-finished", write_binder_requirements)
     app.connect("build-finished", publish_notebooks)
+    course_edition.setup(app)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -37,7 +37,9 @@ Per exercise it reports ``passed`` (the judge's checks passed, on the chapter's
 inputs and on the unseen ones), ``failed`` (a check raised ``AssertionError``;
 its message says what is wrong), ``error`` (not answered, an exception, the
 kernel died, an ``exit()``, nothing observed), ``timeout``, or ``manual`` / ``ungraded`` (no check
-the grader can run: graded by hand, left out of the score). An exercise earns its points (the
+the grader can run: graded by hand, left out of the score). A question inside an exercise that is
+answered in words (marked ``<!-- graded by hand: NAME -->`` in the chapter) is listed with its
+exercise (``ExerciseResult.parts``) as ``label:NAME``, ``manual``, with its points and the learner's answer. An exercise earns its points (the
 chapter's front matter ``exercise_points``, default 1) when it passes, and the share of its unseen
 cases it passed when it fails only on some of them. Execution goes on after errors; a
 cell that runs out of time is interrupted, and a kernel that does not come back
@@ -67,7 +69,7 @@ import nbformat
 from .. import sandbox
 from ..student import exercise_chapters, find_book_root, make_student_notebook
 from .assemble import _assemble
-from .read import SUBMISSION_LIMIT_BYTES, _match_chapter, _read, _structure  # noqa: F401 - the limit, re-exported
+from .read import SUBMISSION_LIMIT_BYTES, _match_chapter, _read, _structure, _written_answers  # noqa: F401 - the limit, re-exported
 from .report import (  # noqa: F401 - re-exported
     STATUSES,
     ExerciseResult,
@@ -88,7 +90,7 @@ from .run import (  # noqa: F401 - the limits, re-exported
     _kernel_env,
     _package_dir,
 )
-from .verdicts import _exercise_results, _observations, _run_judge
+from .verdicts import _exercise_results, _observations, _run_judge, _with_written_parts
 
 __all__ = ["ExerciseResult", "NotebookReport", "grade_notebook", "grade", "main"]
 
@@ -164,6 +166,8 @@ def _grade_notebook(path: Path, cell_timeout: float, notebook_timeout: float, bo
     points = {e.label: e.points for e in student_edition.exercises}
     for ex in exercises:
         ex.points = points.get(ex.label, 1.0)
+    parts = [part for e in student_edition.exercises for part in e.parts]
+    exercises = _with_written_parts(exercises, parts, _written_answers(sub, parts))
     return NotebookReport(str(path), source, exercises, time.monotonic() - start, problems)
 
 

@@ -12,9 +12,18 @@ from pathlib import Path
 import jupytext
 import nbformat
 
-from ..student import _CHECK_CALL, META, _MarkdownSplitter, exercise_chapters, make_student_notebook
+from ..student import (
+    _CHECK_CALL,
+    ANSWER_PLACEHOLDER,
+    META,
+    WrittenPart,
+    _MarkdownSplitter,
+    exercise_chapters,
+    make_student_notebook,
+)
 
 SUBMISSION_LIMIT_BYTES = 50 * 2**20  # a larger file is not read
+WRITTEN_LIMIT = 20_000  # characters of a written answer kept for the report
 
 
 def _read(path: Path) -> nbformat.NotebookNode:
@@ -127,6 +136,33 @@ def _edited_checks(nb: nbformat.NotebookNode, checks: dict[str, list[str]]) -> d
         what = "edited" if have.get(label) else "missing"
         notes[label] = [f"the check cell was {what} in the submission; the book's check was run"]
     return notes
+
+
+def _written_answers(nb: nbformat.NotebookNode, parts: list[WrittenPart]) -> dict[tuple[str, str], str]:
+    """The learner's answers to the questions graded by hand: ``(label, name) -> text``, from the Markdown
+    answer cells of the student edition (marked in their metadata), without the edition's own header and
+    placeholder (a cell whose metadata was lost is known by its first line, the question's header); a question
+    whose cell is missing or left as it was handed out is left out."""
+    wanted = {(p.label, p.name): p for p in parts}
+    headers = {p.answer_header(): key for key, p in wanted.items()}
+    out: dict[tuple[str, str], str] = {}
+    for cell in nb.cells:
+        if cell.cell_type != "markdown" or not isinstance(cell.source, str):
+            continue
+        meta = cell.get("metadata", {}).get(META)
+        if isinstance(meta, dict) and meta.get("role") == "written":
+            key = (meta.get("exercise"), meta.get("part"))
+        else:  # an editor that dropped the cell's metadata: the cell still starts with the question's header
+            key = headers.get(cell.source.split("\n", 1)[0].strip())
+        if key not in wanted:
+            continue
+        lines = cell.source.split("\n")
+        if lines and lines[0].strip() == wanted[key].answer_header():
+            lines = lines[1:]
+        text = "\n".join(line for line in lines if line.strip() != ANSWER_PLACEHOLDER).strip()
+        if text:
+            out[key] = out[key] + "\n\n" + text if key in out else text
+    return {key: text[:WRITTEN_LIMIT] + (" [cut]" if len(text) > WRITTEN_LIMIT else "") for key, text in out.items()}
 
 
 def _answers(nb: nbformat.NotebookNode, given: set[str]) -> dict[str, list[str]]:

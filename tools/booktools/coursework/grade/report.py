@@ -35,6 +35,9 @@ class ExerciseResult:
     notes: list[str] = field(default_factory=list)
     points: float = 1.0  # what the exercise is worth (the chapter's ``exercise_points``, default 1)
     fraction: float | None = None  # the share of the points earned; None: all when passed, none otherwise
+    answer: str | None = None  # a question answered in words: the learner's answer ("" if none), graded by hand
+    # the exercise's questions answered in words, each a ``manual`` result labelled ``<label>:<name>``
+    parts: list[ExerciseResult] = field(default_factory=list)
 
     @property
     def earned(self) -> float | None:
@@ -47,8 +50,13 @@ class ExerciseResult:
 
     def as_dict(self) -> dict[str, Any]:
         earned = self.earned
-        return {"label": self.label, "status": self.status, "message": self.message, "notes": list(self.notes),
+        data = {"label": self.label, "status": self.status, "message": self.message, "notes": list(self.notes),
                 "points": _number(self.points), "earned": None if earned is None else _number(earned)}
+        if self.answer is not None:
+            data["answer"] = self.answer
+        if self.parts:
+            data["by_hand"] = [part.as_dict() for part in self.parts]
+        return data
 
 
 @dataclass
@@ -61,6 +69,10 @@ class NotebookReport:
     seconds: float
     problems: list[str] = field(default_factory=list)
     student: str = ""  # the student's id (see :func:`student_ids`); the file's stem when not set
+
+    def items(self) -> list[ExerciseResult]:
+        """Every exercise, each followed by its questions graded by hand (:attr:`ExerciseResult.parts`)."""
+        return [item for ex in self.exercises for item in (ex, *ex.parts)]
 
     @property
     def score(self) -> float | int:
@@ -121,6 +133,11 @@ def _points(ex: ExerciseResult) -> str:
     return f"- / {_number(ex.points)}" if earned is None else f"{_number(earned)} / {_number(ex.points)}"
 
 
+def _short(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def print_reports(reports: Sequence[NotebookReport], console=None) -> None:
     """One rich table per submission, then the totals."""
     console = console or Console()
@@ -131,10 +148,11 @@ def print_reports(reports: Sequence[NotebookReport], console=None) -> None:
         table.add_column("result")
         table.add_column("points")
         table.add_column("message", overflow="fold")
-        for ex in rep.exercises:
-            message = "; ".join(filter(None, [ex.message, *ex.notes]))
+        for ex in rep.items():
+            answer = f"answer: {_short(ex.answer)}" if ex.answer else ""
+            message = "; ".join(filter(None, [ex.message, answer, *ex.notes]))
             table.add_row(ex.label, f"[{_STYLE[ex.status]}]{ex.status}[/]", _points(ex), escape(message))
-        by_hand = sum(e.status in BY_HAND for e in rep.exercises)
+        by_hand = sum(e.status in BY_HAND for e in rep.items())
         table.caption = f"score {rep.score} / {rep.total}, {rep.seconds:.0f} s" + (
             f", {by_hand} to grade by hand" if by_hand else "")
         console.print(table)
@@ -165,12 +183,12 @@ def gradebook(reports: Sequence[NotebookReport]) -> tuple[list[str], list[list[A
     """
     labels: dict[str, float] = {}
     for rep in reports:
-        for ex in rep.exercises:
+        for ex in rep.items():
             labels.setdefault(ex.label, ex.points)
     rows: dict[str, dict[str, Any]] = {}
     for rep in reports:
         row = rows.setdefault(rep.student or Path(rep.notebook).stem, {})
-        for ex in rep.exercises:
+        for ex in rep.items():
             earned = ex.earned
             if earned is None:
                 row.setdefault(ex.label, "")
@@ -211,12 +229,21 @@ def feedback_markdown(rep: NotebookReport) -> str:
     student = rep.student or Path(rep.notebook).stem
     lines = [f"# Feedback: {student}", "", f"- notebook: `{Path(rep.notebook).name}`",
              f"- chapter: {rep.source or 'not found'}", f"- score: **{rep.score} / {rep.total}**"]
-    by_hand = [e.label for e in rep.exercises if e.status in BY_HAND]
+    by_hand = [e.label for e in rep.items() if e.status in BY_HAND]
     if by_hand:
         lines.append(f"- graded by hand, not in the score yet: {', '.join(by_hand)}")
     lines += ["", "| exercise | result | points | message |", "| --- | --- | --- | --- |"]
-    for ex in rep.exercises:
+    for ex in rep.items():
         lines.append(f"| {ex.label} | {ex.status} | {_points(ex)} | {_md(ex.message)} |")
+    written = [ex for ex in rep.items() if ex.answer is not None]
+    if written:
+        lines += ["", "## Answers to be graded by hand", ""]
+        for ex in written:
+            lines += [f"**{ex.label}** ({_number(ex.points)} point{'' if ex.points == 1 else 's'}): "
+                      f"{_md(ex.message.removeprefix('graded by hand: '))}", ""]
+            lines += [f"> {line}" if line.strip() else ">" for line in ex.answer.split("\n")] if ex.answer else ["(no answer)"]
+            lines.append("")
+        lines.pop()
     notes = [f"{ex.label}: {note}" for ex in rep.exercises for note in ex.notes] + list(rep.problems)
     if notes:
         lines += ["", "## Noted while grading", ""] + [f"- {_md(n)}" for n in notes]

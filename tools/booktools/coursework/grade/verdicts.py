@@ -20,6 +20,7 @@ from typing import Any
 import nbformat
 
 from ..codec import LIMIT_BYTES
+from ..student import WrittenPart
 from .assemble import _CheckCall
 from .read import _tags
 from .report import ExerciseResult
@@ -105,6 +106,22 @@ def _judge(label: str, cells: list[tuple[int, str]], results: dict[int, _CellRes
                 message += f" (an earlier cell, {j + 1}, had already failed with {e.ename}: {e.evalue})"
             return ExerciseResult(label, status, message, fraction=fraction if status == "failed" else None)
     return ExerciseResult(label, "passed", "")
+
+
+def _with_written_parts(exercises: list[ExerciseResult], parts: list[WrittenPart],
+                        answers: dict[tuple[str, str], str]) -> list[ExerciseResult]:
+    """``exercises``, each given one ``manual`` result per question of it answered in words
+    (in :attr:`ExerciseResult.parts`: ``label:name``, its own points, the learner's answer), to be graded by hand."""
+    by_label: dict[str, list[WrittenPart]] = {}
+    for part in parts:
+        by_label.setdefault(part.label, []).append(part)
+    for result in exercises:
+        for part in by_label.get(result.label, []):
+            answer = answers.get((part.label, part.name), "")
+            message = f"graded by hand: {part.prompt}" + ("" if answer else " (no answer written in the submission)")
+            result.parts.append(ExerciseResult(f"{part.label}:{part.name}", "manual", message, points=part.points,
+                                               answer=answer))
+    return exercises
 
 
 def _exercise_results(nb: nbformat.NotebookNode, labels: list[str], roles: dict[int, tuple[str, str]],
