@@ -9,6 +9,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from emcee.ensemble import _FunctionWrapper
 
+from ..costmodel import pool_run_time
 from ..models import sinusoid
 from ..pools import log_prob_with_data
 from . import as_float, call, expect, importable, passed
@@ -187,8 +188,6 @@ _SPEEDUP_CASES = [
 
 def _pool_speedup(cost: float, overhead: float, emcee: float, maps: Sequence[int], workers: int, cores: float,
                   master: float) -> float:
-    from ..costmodel import pool_run_time  # the book's model of a pool that deals out one task at a time
-
     pool = pool_run_time(maps, cost, workers, cores, overhead_per_task=overhead, master_cores=master)
     return (emcee + sum(maps) * cost) / (emcee + pool)
 

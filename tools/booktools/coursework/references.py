@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from parallel_mcmc.costmodel import pool_run_time
 from parallel_mcmc.models import sinusoid
 
 from .harness import Argument
@@ -94,8 +95,6 @@ def cost_for_speedup(speedup: float, overhead_per_task: float, emcee_seconds: fl
                      workers: int, cores: float, master_cores: float) -> float | None:
     """The cheapest log-probability at which the one-task-at-a-time pool's model reaches ``speedup``: bisection
     in log cost on the book's model; None where even a very dear one does not."""
-    from parallel_mcmc.costmodel import pool_run_time
-
     def reaches(c: float) -> bool:
         pool = pool_run_time(tasks_per_map, c, workers, cores, overhead_per_task=overhead_per_task,
                              master_cores=master_cores)
