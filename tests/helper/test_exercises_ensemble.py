@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import functools
+import math
 import sys
 
 import numpy as np
 import pytest
 
-from parallel_mcmc import mpi, pools
+from parallel_mcmc import costmodel, pools
 from parallel_mcmc.exercises import ensemble as check
 from parallel_mcmc.models import sinusoid
 
@@ -67,37 +68,83 @@ def test_data_sent_once_rejects_wrong_initargs(data):
         check.data_sent_once(pools.log_prob_worker_data, dict(initializer=pools.set_worker_data, initargs=(other,)), data)
 
 
-# --- mpi_command ---------------------------------------------------------------------
+# --- sharing_crossover -----------------------------------------------------------------
 
-def good_command(script, workers):
-    return [mpi.find_mpiexec(), "-n", str(workers + 1), sys.executable, script]
-
-
-def test_mpi_command_accepts_solution(capsys):
-    check.mpi_command(good_command)
-    assert "✔" in capsys.readouterr().out
+def _closed_form(round_overhead, maps, ranks, cores):
+    saved = sum(n - max(math.ceil(n / ranks), n / cores) for n in maps)
+    return len(maps) * round_overhead / saved if saved > 0 else None
 
 
-def test_mpi_command_rejects_one_rank_per_worker():
-    with pytest.raises(AssertionError, match="need 3 ranks"):
-        check.mpi_command(lambda s, w: [mpi.find_mpiexec(), "-n", str(w), sys.executable, s])
+def _by_search(round_overhead, maps, ranks, cores):
+    """The first cost on a fine grid at which the book's model of the pool beats the serial run."""
+    for c in np.geomspace(1e-7, 1.0, 20_000):
+        if costmodel.chunked_pool_run_time(maps, c, ranks, cores, round_overhead=round_overhead) < sum(maps) * c:
+            return c
+    return None
 
 
-def test_mpi_command_rejects_bare_python():
-    with pytest.raises(AssertionError, match="sys.executable"):
-        check.mpi_command(lambda s, w: [mpi.find_mpiexec(), "-n", str(w + 1), "python", s])
+def test_sharing_crossover_accepts_the_closed_form_and_the_models_search(capsys):
+    check.sharing_crossover(_closed_form)
+    check.sharing_crossover(_by_search)
+    check.sharing_crossover(lambda *a: None if _closed_form(*a) is None else np.float32(_closed_form(*a)))
+    assert capsys.readouterr().out.count("sharing_crossover: correct") == 3
 
 
-def test_mpi_command_rejects_bare_mpiexec():
-    with pytest.raises(AssertionError, match="find_mpiexec"):
-        check.mpi_command(lambda s, w: ["mpiexec", "-n", str(w + 1), sys.executable, s])
+@pytest.mark.parametrize("wrong, message", [
+    (lambda r, m, k, c: r, "the round overhead itself"),
+    (lambda r, m, k, c: r / m[-1], "as if the pool saved all their work"),
+    (lambda r, m, k, c: r / (m[-1] - math.ceil(m[-1] / k)) if k > 1 else None, "emcee's first map"),
+    (lambda r, m, k, c: _closed_form(r, m, k, 1e12), "core of its own"),
+    (lambda r, m, k, c: len(m) * r / sum(n - n / k for n in m) if k > 1 else None, "split evenly|core of its own"),
+    (lambda r, m, k, c: _closed_form(r, m, k, c) or float("inf"), "return None"),
+    (lambda r, m, k, c: _closed_form(r, m, k, c) or 0.0, "return None"),
+    (lambda r, m, k, c: None, "returned None"),
+    (lambda r, m, k, c: 2 * (_closed_form(r, m, k, c) or 1.0), "breaks even at"),
+])
+def test_sharing_crossover_rejects_wrong_answers(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        check.sharing_crossover(wrong)
+    with pytest.raises(AssertionError, match="function itself"):
+        check.sharing_crossover(1e-3)
 
 
-def test_mpi_command_rejects_numbers_and_strings():
-    with pytest.raises(AssertionError, match="list of strings"):
-        check.mpi_command(lambda s, w: [mpi.find_mpiexec(), "-n", w + 1, sys.executable, s])
-    with pytest.raises(AssertionError, match="list of strings"):
-        check.mpi_command(lambda s, w: f"mpiexec -n {w + 1} python {s}")
+# --- cost_for_speedup ----------------------------------------------------------------
+
+def _speedup_search(speedup, overhead, emcee, maps, workers, cores, master):
+    """The book's model, searched: bisection in log cost for the first cost whose predicted speedup reaches
+    the target."""
+    def reaches(c):
+        pool = costmodel.pool_run_time(maps, c, workers, cores, overhead_per_task=overhead, master_cores=master)
+        return emcee + sum(maps) * c >= speedup * (emcee + pool)
+
+    low, high = 1e-8, 10.0
+    if not reaches(high):
+        return None
+    while high / low > 1.0001:
+        mid = math.sqrt(low * high)
+        low, high = (low, mid) if reaches(mid) else (mid, high)
+    return high
+
+
+def test_cost_for_speedup_accepts_the_models_search(capsys):
+    check.cost_for_speedup(_speedup_search)
+    assert "cost_for_speedup: correct" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda s, o, e, m, k, c, mc: s * o, "speedup times the overhead"),
+    (lambda s, o, e, m, k, c, mc: _speedup_search(s, o, 0.0, m, k, c, mc), "emcee's own work"),
+    (lambda s, o, e, m, k, c, mc: _speedup_search(s, o / k, e, m, k, c, mc), "shared the overhead"),
+    (lambda s, o, e, m, k, c, mc: _speedup_search(1.0, o, e, m, k, c, mc), "break-even"),
+    (lambda s, o, e, m, k, c, mc: _speedup_search(s, o, e, m, k, c, 0.0), "used no core|return None"),
+    (lambda s, o, e, m, k, c, mc: _speedup_search(s, o, e, m, k, c, mc) or float("inf"), "return None"),
+    (lambda s, o, e, m, k, c, mc: None, "returned None"),
+])
+def test_cost_for_speedup_rejects_wrong_answers(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        check.cost_for_speedup(wrong)
+    with pytest.raises(AssertionError, match="function itself"):
+        check.cost_for_speedup(2e-3)
 
 
 # --- vectorized_log_prob ---------------------------------------------------------------
@@ -185,11 +232,11 @@ def test_vectorized_rejects_known_sigma():
         check.vectorized_log_prob(known_sigma)
 
 
-def test_mpi_command_names_swapped_arguments_and_own_errors():
-    with pytest.raises(AssertionError, match=r"the arguments are \(script, workers\)"):
-        check.mpi_command(lambda script, workers: [mpi.find_mpiexec(), "-n", "3", sys.executable, str(workers)])
-    with pytest.raises(AssertionError, match="raised FileNotFoundError: no mpiexec"):
-        check.mpi_command(lambda s, w: (_ for _ in ()).throw(FileNotFoundError("no mpiexec")))
+def test_the_checks_name_a_learners_own_error():
+    with pytest.raises(AssertionError, match="raised ZeroDivisionError"):
+        check.sharing_crossover(lambda r, m, k, c: r / 0)
+    with pytest.raises(AssertionError, match="raised ValueError: no speedup"):
+        check.cost_for_speedup(lambda *a: (_ for _ in ()).throw(ValueError("no speedup")))
 
 
 def test_vectorized_on_given_cases(batched):

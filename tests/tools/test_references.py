@@ -102,6 +102,16 @@ REFERENCES = {
         (lambda th: references.log_prob_noise(th) + 3.0, "differ from the expected"),
         (lambda th: references.log_prob_noise(th) + sinusoid.NUM_POINTS * th[:, 4], r"n\*log\(sigma\)"),
     ]),
+    "parallel_mcmc.exercises.ensemble.sharing_crossover": (references.sharing_crossover, False, [
+        (lambda r, m, k, c: r, "round overhead itself|breaks even"),
+        (lambda r, m, k, c: references.sharing_crossover(r, m, k, 1e12), "core of its own|split evenly|saved all their work|breaks even"),
+        (lambda r, m, k, c: references.sharing_crossover(r, m, k, c) or float("inf"), "return None"),
+    ]),
+    "parallel_mcmc.exercises.ensemble.cost_for_speedup": (references.cost_for_speedup, False, [
+        (lambda s, o, e, m, k, c, mc: references.cost_for_speedup(s, o, 0.0, m, k, c, mc) or 1.0,
+         "emcee's own work|reaches|return None"),
+        (lambda s, o, e, m, k, c, mc: references.cost_for_speedup(1.0, o, e, m, k, c, mc), "break-even|reaches|return None"),
+    ]),
     "parallel_mcmc.exercises.other_parallelism.pair_acceptance": (references.pair_acceptance, True, [
         (lambda lp, b, parity: references.pair_acceptance(lp, b, 1 - parity), "other parity"),
         # named "upside down" only where a pair that should swap rarely always swaps, not the other way round

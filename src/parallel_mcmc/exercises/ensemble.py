@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
 import pickle
-import sys
 from typing import Any, Callable, Sequence
 
 import numpy as np
 from emcee.ensemble import _FunctionWrapper
 
+from ..costmodel import pool_run_time
 from ..models import sinusoid
-from ..mpi import find_mpiexec
 from ..pools import log_prob_with_data
-from . import call, expect, importable, passed
+from . import as_float, call, expect, importable, passed
 
-__all__ = ["data_sent_once", "mpi_command", "vectorized_log_prob"]
+__all__ = ["data_sent_once", "sharing_crossover", "cost_for_speedup", "vectorized_log_prob"]
 
 # A task of emcee holds the log-probability (with its args); more than this is data travelling.
 _SMALL_TASK_BYTES = 10_000
@@ -108,53 +106,155 @@ def data_sent_once(
     passed(f"data_sent_once ({task_bytes} bytes per task; the data goes to each worker once)")
 
 
-def mpi_command(fn: Callable[[str, int], Sequence[str]], cases: Sequence[tuple[str, int]] | None = None) -> None:
-    """Check ``fn(script, workers)``: the argument list that runs ``script`` with ``workers`` MPI workers.
+# (round_overhead, tasks_per_map, ranks, cores): emcee's maps (all walkers, then half of them twice a step) over
+# the sharing pool, with more ranks than cores, uneven chunks, and one rank (no crossover).
+_EMCEE_MAPS = [32] + [16] * 8
+_SHARING_CASES = [
+    (0.6e-3, _EMCEE_MAPS, 2, 2.0),
+    (0.25e-3, _EMCEE_MAPS, 4, 2.0),
+    (1.5e-3, [64] + [32] * 10, 3, 4.0),
+    (2e-3, [24] + [12] * 6, 8, 8.0),
+    (0.6e-3, _EMCEE_MAPS, 1, 2.0),
+]
 
-    ``cases`` (default: a fixed list) gives the ``(script, workers)`` to try.
+
+def _sharing_saved(tasks_per_map: Sequence[int], ranks: int, cores: float) -> float:
+    """Task-times one run saves through the sharing pool: each map's tasks less its longest share."""
+    return float(sum(n - max(-(-n // ranks), n / cores) for n in tasks_per_map))
+
+
+def sharing_crossover(fn: Callable[..., Any], cases: Sequence[tuple] | None = None) -> None:
+    """Check ``fn(round_overhead, tasks_per_map, ranks, cores)``: the cost of one log-probability at which the
+    sharing pool's run takes as long as the serial run, in the book's model; ``None`` where it never pays.
+
+    A map of ``n`` tasks of ``c`` seconds takes ``n * c`` serially and, through the pool
+    (:func:`parallel_mcmc.costmodel.chunked_pool_run_time`), ``round_overhead`` plus the larger of
+    ``ceil(n / ranks) * c`` and ``n * c / cores``; emcee's own work is the same on both sides. ``cases``
+    (default: a fixed table) lists the arguments.
     """
-    expect(callable(fn), "Pass your function itself, `mpi_command`, not the result of calling it.")
-    for script, workers in cases if cases is not None else (("run.py", 2), ("/tmp/sampler.py", 1), ("fit.py", 7)):
-        got = call(fn, script, workers, what=f"mpi_command({script!r}, {workers})")
-        if isinstance(got, (list, tuple)) and got and str(got[-1]) == str(workers) and script not in got:
+    expect(callable(fn), "Pass your function itself, `sharing_crossover`, not the cost it returns.")
+    for overhead, maps, ranks, cores in cases if cases is not None else _SHARING_CASES:
+        maps = [int(n) for n in maps]
+        where = f"sharing_crossover({overhead:g}, {_maps_text(maps)}, {ranks}, {cores:g})"
+        got = call(fn, overhead, list(maps), ranks, cores, what=where)
+        saved = _sharing_saved(maps, ranks, cores)
+        if saved <= 0:
+            if got is None:
+                continue
             raise AssertionError(
-                f"mpi_command({script!r}, {workers}) returned {list(got)}, which does not run {script!r}: the "
-                "arguments are (script, workers), the script first."
-            )
-        expect(
-            isinstance(got, (list, tuple)) and all(isinstance(a, str) for a in got),
-            f"mpi_command({script!r}, {workers}) returned {got!r}; it should return a list of strings "
-            "(the arguments for subprocess.run), numbers converted with str().",
-        )
-        got = list(got)
-        expect(
-            len(got) >= 5 and os.path.basename(got[0]).startswith("mpiexec"),
-            f"mpi_command({script!r}, {workers}) returned {got}; it should start with the mpiexec program "
-            "(find_mpiexec() gives its path).",
-        )
-        expect(
-            got[0] == find_mpiexec() or os.path.isabs(got[0]),
-            f"The first argument {got[0]!r} is a bare name: use the full path from find_mpiexec(), so that the "
-            "mpiexec of this environment runs, not another one on PATH.",
-        )
-        expect("-n" in got[:-1], f"{got} does not say how many processes to start: add '-n' and a count.")
-        count = got[got.index("-n") + 1]
-        if count == str(workers):
+                f"{where} returned {got!r}; with {ranks} rank(s) on {cores:g} core(s) no map is shorter through the "
+                "pool than serially, whatever a log-probability costs, and every map pays the overhead: return None.")
+        want = len(maps) * overhead / saved
+        expect(got is not None, f"{where} returned None, but the pool pays from about {want * 1e6:.0f} µs on.")
+        value = as_float(got, where)
+        if np.isclose(value, want, rtol=0.02):
+            continue
+        wrong = {
+            overhead: "the round overhead itself. A map pays it once, not once a task; what it buys is the "
+                      "work of every rank but the slowest",
+            overhead / maps[-1]: "the overhead over a map's tasks, as if the pool saved all their work. The longest "
+                                 "share (the master's own chunk among them) still takes its time",
+            overhead / (maps[-1] - max(-(-maps[-1] // ranks), maps[-1] / cores)):
+                "right for a half-ensemble map, but emcee's first map asks for all the walkers: a run's maps differ, "
+                "so add the overheads and the savings over all of them",
+            len(maps) * overhead / sum(n - n / ranks for n in maps):
+                "as if the tasks split evenly; a map of n tasks gives some rank ceil(n / ranks) of them",
+            len(maps) * overhead / sum(n - -(-n // ranks) for n in maps):
+                f"as if every rank had a core of its own; {ranks} ranks share {cores:g} core(s), so a map's work "
+                "takes at least n * c / cores",
+        }
+        for value_wrong, why in wrong.items():
+            if not np.isclose(value_wrong, want, rtol=0.02) and np.isclose(value, value_wrong, rtol=0.02):
+                raise AssertionError(f"{where} returned {value * 1e6:.1f} µs: {why}.")
+        raise AssertionError(f"{where} returned {value * 1e6:.1f} µs; the model breaks even at {want * 1e6:.1f} µs.")
+    passed("sharing_crossover")
+
+
+def _maps_text(maps: Sequence[int]) -> str:
+    return f"[{maps[0]}] + [{maps[1]}] * {len(maps) - 1}" if len(maps) > 2 and len(set(maps[1:])) == 1 else str(list(maps))
+
+
+# (speedup, overhead_per_task, emcee_seconds, tasks_per_map, workers, cores, master_cores): a pool that deals out
+# one task at a time (the Dask pool) wanting a speedup over the serial run; the last ones cannot reach it.
+_SPEEDUP_CASES = [
+    (1.5, 0.5e-3, 0.02, _EMCEE_MAPS, 2, 2.0, 0.3),
+    (1.2, 1e-3, 0.2, _EMCEE_MAPS, 2, 2.0, 0.0),
+    (3.0, 0.3e-3, 0.05, [64] + [32] * 10, 8, 8.0, 1.0),
+    (1.5, 2e-3, 0.01, [24] + [12] * 6, 4, 2.0, 0.5),
+    (2.0, 0.5e-3, 0.02, _EMCEE_MAPS, 2, 2.0, 0.3),
+    (1.9, 0.5e-3, 0.02, _EMCEE_MAPS, 4, 2.0, 0.2),
+]
+
+
+def _pool_speedup(cost: float, overhead: float, emcee: float, maps: Sequence[int], workers: int, cores: float,
+                  master: float) -> float:
+    pool = pool_run_time(maps, cost, workers, cores, overhead_per_task=overhead, master_cores=master)
+    return (emcee + sum(maps) * cost) / (emcee + pool)
+
+
+def _cost_for_speedup(speedup: float, overhead: float, emcee: float, maps: Sequence[int], workers: int, cores: float,
+                      master: float) -> float | None:
+    """The cheapest log-probability at which the model's speedup reaches ``speedup`` (bisection in log cost)."""
+    low, high = 1e-9, 1e3
+    if _pool_speedup(high, overhead, emcee, maps, workers, cores, master) < speedup:
+        return None
+    for _ in range(60):
+        mid = (low * high) ** 0.5
+        low, high = (low, mid) if _pool_speedup(mid, overhead, emcee, maps, workers, cores, master) >= speedup else (mid, high)
+    return high
+
+
+def cost_for_speedup(fn: Callable[..., Any], cases: Sequence[tuple] | None = None) -> None:
+    """Check ``fn(speedup, overhead_per_task, emcee_seconds, tasks_per_map, workers, cores, master_cores)``: the
+    cheapest log-probability at which a pool that deals out one task at a time reaches ``speedup`` over the serial
+    run, in the book's model; ``None`` where no cost reaches it.
+
+    The serial run takes ``emcee_seconds + sum(tasks_per_map) * c``, the pool's
+    ``emcee_seconds + costmodel.pool_run_time(tasks_per_map, c, workers, cores, overhead_per_task=...,
+    master_cores=...)``. ``cases`` (default: a fixed table) lists the arguments.
+    """
+    expect(callable(fn), "Pass your function itself, `cost_for_speedup`, not the cost it returns.")
+    for case in cases if cases is not None else _SPEEDUP_CASES:
+        speedup, overhead, emcee, maps, workers, cores, master = case
+        maps = [int(n) for n in maps]
+        where = (f"cost_for_speedup({speedup:g}, {overhead:g}, {emcee:g}, {_maps_text(maps)}, {workers}, {cores:g}, "
+                 f"{master:g})")
+        got = call(fn, speedup, overhead, emcee, list(maps), workers, cores, master, what=where)
+        want = _cost_for_speedup(speedup, overhead, emcee, maps, workers, cores, master)
+        if want is None:
+            if got is None:
+                continue
+            most = _pool_speedup(1e3, overhead, emcee, maps, workers, cores, master)
             raise AssertionError(
-                f"For {workers} worker(s) you start {count} process(es), but rank 0 is the master and evaluates no "
-                f"log-probabilities: {workers} workers need {workers + 1} ranks."
-            )
-        expect(count == str(workers + 1), f"For {workers} worker(s), '-n' is followed by {count!r}; expected {str(workers + 1)!r}.")
-        expect(
-            sys.executable in got,
-            f"{got} does not run this Python ({sys.executable}). A bare 'python' may find another interpreter, "
-            "one without emcee or mpi4py: use sys.executable.",
-        )
-        expect(
-            got[-1] == script and got.index(sys.executable) < len(got) - 1,
-            f"{got} should end with the script, {script!r}, after the Python interpreter.",
-        )
-    passed("mpi_command")
+                f"{where} returned {got!r}; however dear a log-probability, {workers} workers on the "
+                f"{cores - master:g} cores the master leaves them run at most {most:.2f} times the serial speed: "
+                "return None.")
+        expect(got is not None, f"{where} returned None, but the pool reaches {speedup:g}x from about "
+                                f"{want * 1e6:.0f} µs a log-probability on.")
+        value = as_float(got, where)
+        if np.isclose(value, want, rtol=0.02):
+            continue
+        wrong = {
+            speedup * overhead: "the speedup times the overhead, as if a round were only its overheads or only its "
+                                "work: a round lasts its tasks' sending and the last task's work, and emcee's own "
+                                "work runs serially in both runs",
+            _cost_for_speedup(speedup, overhead, 0.0, maps, workers, cores, master) or -1.0:
+                "as if emcee's own work (proposals, bookkeeping) cost nothing; it runs in the master, one step after "
+                "another, in the pool's run as in the serial one, and dilutes the speedup",
+            _cost_for_speedup(speedup, overhead, emcee, maps, workers, cores, 0.0) or -1.0:
+                f"as if the master used no core; it keeps {master:g} busy, which the workers lose",
+            _cost_for_speedup(speedup, overhead / workers, emcee, maps, workers, cores, master) or -1.0:
+                "as if the workers shared the overhead; the master sends the tasks one after another, so a round pays "
+                "every task's overhead in turn",
+            _cost_for_speedup(1.0, overhead, emcee, maps, workers, cores, master) or -1.0:
+                f"the break-even (a speedup of 1), not the cost at which the pool reaches {speedup:g}x",
+        }
+        for value_wrong, why in wrong.items():
+            if not np.isclose(value_wrong, want, rtol=0.02) and np.isclose(value, value_wrong, rtol=0.02):
+                raise AssertionError(f"{where} returned {value * 1e6:.1f} µs: {why}.")
+        raise AssertionError(f"{where} returned {value * 1e6:.1f} µs; the model reaches {speedup:g}x from "
+                             f"{want * 1e6:.1f} µs.")
+    passed("cost_for_speedup")
 
 
 # The log-densities of the fixed points the check tries (-inf: outside the prior), written out.

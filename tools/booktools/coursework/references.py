@@ -13,11 +13,12 @@ from typing import Any, Callable
 
 import numpy as np
 
+from parallel_mcmc.costmodel import pool_run_time
 from parallel_mcmc.models import sinusoid
 
 from .harness import Argument
 
-__all__ = ["steps_to_pay", "predict_sharded", "bottleneck", "costliest_chain", "machine_speedup", "device_trips", "max_draws", "best_group", "my_chains", "gaussian_consensus", "log_prob_noise", "pair_acceptance",
+__all__ = ["steps_to_pay", "predict_sharded", "bottleneck", "costliest_chain", "machine_speedup", "device_trips", "max_draws", "best_group", "my_chains", "gaussian_consensus", "sharing_crossover", "cost_for_speedup", "log_prob_noise", "pair_acceptance",
            "UNSEEN", "CALLS", "unseen"]
 
 
@@ -81,6 +82,31 @@ def best_group(num_draws: int, start_up_base: float, start_up_per_process: float
     """The group size with the shortest job: start-up grows with each process, sampling shrinks up to the cores."""
     return min(range(1, max_processes + 1), key=lambda p: start_up_base + p * start_up_per_process
                + num_draws * seconds_per_draw / min(p, cores))
+
+
+def sharing_crossover(round_overhead: float, tasks_per_map: list[int], ranks: int, cores: float) -> float | None:
+    """Where the sharing pool's run ties with the serial one: the maps' overheads over the task-times they save
+    (each map's tasks less its longest share: ceil(n / ranks) tasks, or n / cores of work where ranks share cores)."""
+    saved = sum(n - max(-(-n // ranks), n / cores) for n in tasks_per_map)
+    return len(tasks_per_map) * round_overhead / saved if saved > 0 else None
+
+
+def cost_for_speedup(speedup: float, overhead_per_task: float, emcee_seconds: float, tasks_per_map: list[int],
+                     workers: int, cores: float, master_cores: float) -> float | None:
+    """The cheapest log-probability at which the one-task-at-a-time pool's model reaches ``speedup``: bisection
+    in log cost on the book's model; None where even a very dear one does not."""
+    def reaches(c: float) -> bool:
+        pool = pool_run_time(tasks_per_map, c, workers, cores, overhead_per_task=overhead_per_task,
+                             master_cores=master_cores)
+        return emcee_seconds + sum(tasks_per_map) * c >= speedup * (emcee_seconds + pool)
+
+    low, high = 1e-9, 1e3
+    if not reaches(high):
+        return None
+    while high / low > 1 + 1e-6:
+        mid = float(np.sqrt(low * high))
+        low, high = (low, mid) if reaches(mid) else (mid, high)
+    return high
 
 
 def my_chains(process_id: int, num_processes: int, num_chains: int) -> list[int]:
@@ -261,8 +287,32 @@ def _log_prob(rng: np.random.Generator) -> dict:
     return {"cases": cases}
 
 
-def _mpi(rng: np.random.Generator) -> dict:
-    return {"cases": [(f"job{int(rng.integers(0, 1000))}.py", int(rng.integers(1, 16))) for _ in range(3)]}
+def _emcee_maps(rng: np.random.Generator) -> list[int]:
+    """emcee's maps: every walker first, then half of them twice a step."""
+    walkers = 2 * int(rng.integers(4, 65))
+    return [walkers] + [walkers // 2] * (2 * int(rng.integers(1, 8)))
+
+
+def _sharing_crossover(rng: np.random.Generator) -> dict:
+    cases = []
+    while len(cases) < 5:
+        maps, ranks = _emcee_maps(rng), int(rng.integers(2, 17))
+        cores = float(rng.choice([1.0, 2.0, 4.0, 8.0, 16.0]))
+        cases.append((float(rng.uniform(1e-4, 5e-3)), maps, ranks, cores))
+    return {"cases": cases + [(float(rng.uniform(1e-4, 5e-3)), _emcee_maps(rng), 1, 4.0)]}  # one rank never pays
+
+
+def _cost_for_speedup(rng: np.random.Generator) -> dict:
+    cases = []
+    while len(cases) < 5:
+        workers, cores = int(rng.integers(2, 17)), float(rng.choice([2.0, 4.0, 8.0, 16.0]))
+        master = float(rng.uniform(0.0, 1.0))
+        case = (float(rng.uniform(1.1, max(1.2, 0.9 * min(workers, cores - master)))), float(rng.uniform(1e-4, 3e-3)),
+                float(rng.uniform(0.0, 0.5)), _emcee_maps(rng), workers, cores, master)
+        if cost_for_speedup(*case) is not None:
+            cases.append(case)
+    workers = int(rng.integers(2, 9))
+    return {"cases": cases + [(float(workers) + 0.5, 1e-3, 0.05, _emcee_maps(rng), workers, 16.0, 0.5)]}  # out of reach
 
 
 def _sharded_gradient(rng: np.random.Generator) -> dict:
@@ -312,7 +362,8 @@ UNSEEN: dict[str, Callable[[np.random.Generator], dict[str, Any]]] = {
     "parallel_mcmc.exercises.numpyro.max_draws": _max_draws,
     "parallel_mcmc.exercises.numpyro.gaussian_consensus": _consensus,
     "parallel_mcmc.exercises.ensemble.vectorized_log_prob": _log_prob,
-    "parallel_mcmc.exercises.ensemble.mpi_command": _mpi,
+    "parallel_mcmc.exercises.ensemble.sharing_crossover": _sharing_crossover,
+    "parallel_mcmc.exercises.ensemble.cost_for_speedup": _cost_for_speedup,
     "parallel_mcmc.exercises.other_parallelism.sharded_gradient": _sharded_gradient,
     "parallel_mcmc.exercises.other_parallelism.pair_acceptance": _pair_acceptance,
     "parallel_mcmc.exercises.other_parallelism.next_temperature": _next_temperature,
@@ -363,7 +414,9 @@ CALLS: dict[str, tuple[int, Callable[[dict], list[tuple]]]] = {
     "parallel_mcmc.exercises.numpyro.gaussian_consensus": (
         0, lambda kw: [(np.asarray(m, dtype=float).copy(), np.asarray(c, dtype=float).copy()) for m, c, _, _ in kw["cases"]]),
     "parallel_mcmc.exercises.ensemble.vectorized_log_prob": (0, lambda kw: [(np.array(t, dtype=float),) for t, _ in kw["cases"]]),
-    "parallel_mcmc.exercises.ensemble.mpi_command": (0, lambda kw: [tuple(c) for c in kw["cases"]]),
+    "parallel_mcmc.exercises.ensemble.sharing_crossover": (0, lambda kw: [(o, list(m), k, c) for o, m, k, c in kw["cases"]]),
+    "parallel_mcmc.exercises.ensemble.cost_for_speedup": (
+        0, lambda kw: [(s, o, e, list(m), k, c, mc) for s, o, e, m, k, c, mc in kw["cases"]]),
     "parallel_mcmc.exercises.other_parallelism.sharded_gradient": (
         0, lambda kw: [(np.asarray(b, np.float32), Argument(1), Argument(2)) for b in kw["cases"]]),
     "parallel_mcmc.exercises.other_parallelism.pair_acceptance": (
