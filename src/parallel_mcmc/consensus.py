@@ -6,7 +6,8 @@ so that the product of the ``S`` sub-posteriors is the full posterior.
 :func:`sample_subposteriors` samples them all at once, the shards spread over
 the devices, with two or more NUTS chains per shard so that R-hat can check
 each sub-posterior (and its divergences are counted) before they are
-combined. :func:`consensus_combine` turns the
+combined; :func:`subposterior_sampler` builds the same program once, for runs
+timed without their compilation. :func:`consensus_combine` turns the
 ``S`` sets of draws into draws of the full posterior by precision-weighted
 averaging, draw by draw: exact when the sub-posteriors are Gaussian, an
 approximation otherwise.
@@ -26,7 +27,7 @@ from numpyro.infer import MCMC, NUTS
 from .numpyro_runner import plan_chains, shard_chains
 from .validate import whole_number
 
-__all__ = ["split_data", "consensus_combine", "Subposteriors", "sample_subposteriors"]
+__all__ = ["split_data", "consensus_combine", "Subposteriors", "sample_subposteriors", "subposterior_sampler"]
 
 
 def split_data(X: Any, y: Any, num_shards: int) -> tuple[np.ndarray, np.ndarray]:
@@ -74,8 +75,18 @@ def consensus_combine(draws: Any) -> np.ndarray:
 def _subposterior_fn(model: Callable, num_warmup: int, num_samples: int, num_shards: int, model_kwargs: dict):
     def run_one(key, X_shard, y_shard):
         mcmc = MCMC(NUTS(model), num_warmup=num_warmup, num_samples=num_samples, progress_bar=False)
-        mcmc.run(key, X_shard, y_shard, prior_power=1.0 / num_shards, extra_fields=("diverging",), **model_kwargs)
-        return mcmc.get_samples(), mcmc.get_extra_fields()["diverging"]
+        kwargs = {"prior_power": 1.0 / num_shards, **model_kwargs}
+        warmup_steps = jnp.zeros(0, jnp.int32)
+        if num_warmup:
+            # warm-up and sampling in two calls, to keep the warm-up's step counts; sampling goes on from the
+            # warm-up's own key, so the draws are those of one run(key)
+            mcmc.warmup(key, X_shard, y_shard, collect_warmup=True, extra_fields=("num_steps",), **kwargs)
+            warmup_steps = mcmc.get_extra_fields()["num_steps"]
+            key = mcmc.post_warmup_state.rng_key
+        mcmc.run(key, X_shard, y_shard, extra_fields=("diverging", "num_steps"), **kwargs)
+        extra = mcmc.get_extra_fields()
+        steps = jnp.concatenate([warmup_steps.astype(jnp.int32), extra["num_steps"].astype(jnp.int32)])
+        return mcmc.get_samples(), extra["diverging"], steps
 
     return run_one
 
@@ -85,11 +96,15 @@ class Subposteriors:
     """Every shard's chains, from :func:`sample_subposteriors`.
 
     ``samples`` maps each site to an array ``(shards, chains, draws, *site_shape)``;
-    ``diverging`` is ``(shards, chains, draws)``, True where NUTS diverged.
+    ``diverging`` is ``(shards, chains, draws)``, True where NUTS diverged;
+    ``num_steps`` is ``(shards, chains, warm-up iterations + draws)``, the
+    integration steps (gradients) of every iteration, warm-up first: the work
+    each chain did, as the cost model counts it.
     """
 
     samples: dict[str, np.ndarray]
     diverging: np.ndarray
+    num_steps: np.ndarray | None = None
 
     @property
     def num_shards(self) -> int:
@@ -115,6 +130,52 @@ class Subposteriors:
         return self.diverging.sum(axis=(1, 2))
 
 
+def subposterior_sampler(
+    model: Callable,
+    X_shards: Any,
+    y_shards: Any,
+    *,
+    num_warmup: int,
+    num_samples: int,
+    num_chains: int = 2,
+    devices: Sequence | None = None,
+    inner: str = "vmap",
+    **model_kwargs: Any,
+) -> Callable[[Any], Subposteriors]:
+    """:func:`sample_subposteriors` as a function of the key alone: ``sampler(rng_key) -> Subposteriors``.
+
+    The program is built once and compiled at the first call; later calls with
+    other keys run it again without compiling, which is what a timing that
+    leaves compilation out needs (:mod:`parallel_mcmc.timing`).
+    """
+    X_shards, y_shards = jnp.asarray(X_shards), jnp.asarray(y_shards)
+    if X_shards.ndim != 3 or y_shards.shape != X_shards.shape[:2]:
+        raise ValueError(
+            f"X_shards must be (S, m, p) and y_shards (S, m), got {X_shards.shape} and {y_shards.shape}; "
+            "make them with split_data."
+        )
+    num_warmup = whole_number("num_warmup", num_warmup, 0)
+    num_samples = whole_number("num_samples", num_samples, 1)
+    num_chains = whole_number("num_chains", num_chains, 1)
+    S = X_shards.shape[0]
+    plan = plan_chains(S * num_chains, devices)
+    run_one = _subposterior_fn(model, num_warmup, num_samples, S, model_kwargs)
+    mapped = shard_chains(plan, axis_name="shards", inner=inner)(lambda args: run_one(*args))
+    # each chain's copy of its shard, made once: a call passes only the keys anew
+    X_chains, y_chains = jnp.repeat(X_shards, num_chains, axis=0), jnp.repeat(y_shards, num_chains, axis=0)
+
+    def sampler(rng_key: Any) -> Subposteriors:
+        keys = jax.random.split(rng_key, S * num_chains)
+        samples, diverging, steps = jax.block_until_ready(mapped((keys, X_chains, y_chains)))
+        return Subposteriors(
+            samples={k: np.asarray(v).reshape(S, num_chains, *v.shape[1:]) for k, v in samples.items()},
+            diverging=np.asarray(diverging).reshape(S, num_chains, -1),
+            num_steps=np.asarray(steps).reshape(S, num_chains, -1),
+        )
+
+    return sampler
+
+
 def sample_subposteriors(
     model: Callable,
     X_shards: Any,
@@ -133,27 +194,11 @@ def sample_subposteriors(
     ``model(X, y, prior_power=..., **model_kwargs)`` must accept
     ``prior_power``; it is given ``1 / S``. The ``S * num_chains`` chains are
     laid out like the chains of :func:`parallel_mcmc.numpyro_runner.run_chains`
-    (a ``shard_map`` over the devices, ``inner`` on each), each shard's chains
-    next to each other, every chain from its own key. At least two chains a
-    shard let R-hat check each sub-posterior before they are combined.
+    (a ``shard_map`` over the devices, ``inner`` on each: ``"vmap"`` in
+    lockstep, ``"map"`` one after another), each shard's chains next to each
+    other, every chain from its own key. At least two chains a shard let R-hat
+    check each sub-posterior before they are combined. To run it several
+    times with one compilation, use :func:`subposterior_sampler`.
     """
-    X_shards, y_shards = jnp.asarray(X_shards), jnp.asarray(y_shards)
-    if X_shards.ndim != 3 or y_shards.shape != X_shards.shape[:2]:
-        raise ValueError(
-            f"X_shards must be (S, m, p) and y_shards (S, m), got {X_shards.shape} and {y_shards.shape}; "
-            "make them with split_data."
-        )
-    num_warmup = whole_number("num_warmup", num_warmup, 0)
-    num_samples = whole_number("num_samples", num_samples, 1)
-    num_chains = whole_number("num_chains", num_chains, 1)
-    S = X_shards.shape[0]
-    plan = plan_chains(S * num_chains, devices)
-    run_one = _subposterior_fn(model, num_warmup, num_samples, S, model_kwargs)
-    mapped = shard_chains(plan, axis_name="shards", inner=inner)(lambda args: run_one(*args))
-    keys = jax.random.split(rng_key, S * num_chains)
-    samples, diverging = jax.block_until_ready(
-        mapped((keys, jnp.repeat(X_shards, num_chains, axis=0), jnp.repeat(y_shards, num_chains, axis=0))))
-    return Subposteriors(
-        samples={k: np.asarray(v).reshape(S, num_chains, *v.shape[1:]) for k, v in samples.items()},
-        diverging=np.asarray(diverging).reshape(S, num_chains, -1),
-    )
+    return subposterior_sampler(model, X_shards, y_shards, num_warmup=num_warmup, num_samples=num_samples,
+                                num_chains=num_chains, devices=devices, inner=inner, **model_kwargs)(rng_key)

@@ -119,3 +119,37 @@ def test_rhat_needs_two_chains_a_shard():
     two = Subposteriors(samples={"beta": np.random.default_rng(0).normal(size=(2, 2, 50, 3))},
                         diverging=np.zeros((2, 2, 50), bool))
     assert two.rhat("beta").shape == (2,) and np.all(two.rhat("beta") < 1.2)
+
+
+def test_a_sampler_compiles_once_and_counts_every_step():
+    from parallel_mcmc.consensus import subposterior_sampler
+    from parallel_mcmc.timing import CompileLog
+
+    data = make_logistic_data(200, 2, seed=4)
+    Xs, ys = split_data(data.X, data.y, 2)
+    sampler = subposterior_sampler(logistic_model, Xs, ys, num_warmup=30, num_samples=20, num_chains=2,
+                                   devices=jax.devices()[:2], inner="map")
+    first = sampler(jax.random.key(3))
+    with CompileLog() as log:
+        again = sampler(jax.random.key(3))
+        other = sampler(jax.random.key(4))
+    assert log.compiles == 0, log.compiled  # later calls run the compiled program
+    np.testing.assert_array_equal(again.samples["beta"], first.samples["beta"])
+    assert not np.array_equal(other.samples["beta"], first.samples["beta"])
+    # every iteration's integration steps, warm-up first: (shards, chains, warm-up + draws), at least one each
+    assert first.num_steps.shape == (2, 2, 50) and first.num_steps.min() >= 1
+    assert first.samples["beta"].shape == (2, 2, 20, 2) and first.diverging.shape == (2, 2, 20)
+    same = sample_subposteriors(logistic_model, Xs, ys, rng_key=jax.random.key(3), num_warmup=30, num_samples=20,
+                                num_chains=2, devices=jax.devices()[:2], inner="map")
+    np.testing.assert_array_equal(same.samples["beta"], first.samples["beta"])
+    np.testing.assert_array_equal(same.num_steps, first.num_steps)
+
+
+def test_a_sampler_without_warmup():
+    from parallel_mcmc.consensus import subposterior_sampler
+
+    data = make_logistic_data(100, 2, seed=5)
+    Xs, ys = split_data(data.X, data.y, 2)
+    sub = subposterior_sampler(logistic_model, Xs, ys, num_warmup=0, num_samples=20, num_chains=1,
+                               devices=jax.devices()[:2])(jax.random.key(0))
+    assert sub.num_steps.shape == (2, 1, 20) and sub.samples["beta"].shape == (2, 1, 20, 2)
