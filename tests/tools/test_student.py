@@ -11,6 +11,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 import pytest
+import yaml
 
 from booktools.coursework import student
 from booktools.coursework.student import (
@@ -293,3 +294,21 @@ def test_student_files_are_saved_unchanged_by_jupyterlab(tmp_path):
         assert nb.metadata.kernelspec == {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
         assert nb.metadata.language_info == IPythonKernel.language_info
         assert [c.source for c in jupytext.reads(text, fmt="md:myst").cells] == [c.source for c in nb.cells]
+
+
+def test_every_chapter_of_the_parts_ends_with_its_exercises():
+    """The introduction and the page for instructors say that every chapter ends with exercises, the
+    introduction, that page and the reference pages aside: every other page of the table of contents does."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    pages = [ROOT / f"{entry['file']}.md" for part in toc["parts"] for entry in part["chapters"]]
+    aside = {ROOT / "chapters/teaching.md", *(p for p in pages if p.parent.name == "reference")}
+    chapters = [p for p in pages if p not in aside]
+    assert chapters and set(chapters) <= set(exercise_chapters(ROOT)), sorted(set(chapters) - set(exercise_chapters(ROOT)))
+    for page in chapters:
+        headings = [line for line in page.read_text().splitlines() if line.startswith("## ")]
+        assert headings[-1] in ("## Exercises", "## Exercise"), f"{page.relative_to(ROOT)} ends with {headings[-1]!r}"
+    for page, claim in (("chapters/intro.md", "Each chapter ends with exercises (the introduction, the page for "
+                                              "instructors\nand the reference pages aside)"),
+                        ("chapters/teaching.md", "Every chapter ends with exercises (this page, the introduction and"
+                                                 "\nthe reference pages aside)")):
+        assert claim in (ROOT / page).read_text(), page
