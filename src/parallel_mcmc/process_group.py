@@ -46,9 +46,14 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _check_args(script: Path, num_processes: int, timeout: float) -> None:
+def _check_args(script: Path | None, module: str | None, num_processes: int, timeout: float) -> None:
     whole_number("num_processes", num_processes, 1)
-    if not script.is_file():
+    if (script is None) == (module is None):
+        raise ValueError("Give either a script (its path) or module= (a module name, as for python -m), not "
+                         f"{'both' if script is not None else 'neither'}.")
+    if module is not None and (not isinstance(module, str) or not all(p.isidentifier() for p in module.split("."))):
+        raise ValueError(f"module must be a dotted module name such as 'parallel_mcmc.slurm_chains', got {module!r}.")
+    if script is not None and not script.is_file():
         raise FileNotFoundError(f"The script {script} does not exist: write it first, then start the processes.")
     real_number("timeout", timeout, above=0, of=" of seconds")
 
@@ -58,16 +63,55 @@ def _failure(what: str, outputs: Sequence[str]) -> ProcessGroupError:
     return ProcessGroupError(f"{what}\n{shown}")
 
 
+#: What process 0 prints when the coordinator's port was taken, and how often a group is started before giving up.
+_PORT_TAKEN = "Failed to start RPC server"
+_PORT_TRIES = 3
+
+
+def _start_group(python: str, program: list[str], args: Sequence[str], num_processes: int, env: dict[str, str],
+                 deadline: float, timeout: float) -> tuple[tuple[str, ...], list[str]]:
+    """Start the processes with a coordinator on a free port and wait: (each one's output, what failed)."""
+    coordinator = f"127.0.0.1:{free_port()}"
+    procs = []
+    for i in range(num_processes):
+        cmd = [python, *program, *args, "--coordinator", coordinator,
+               "--num-processes", str(num_processes), "--process-id", str(i)]
+        procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env))
+    outputs, failed = [], []
+    for i, p in enumerate(procs):
+        try:
+            out, _ = p.communicate(timeout=max(deadline - time.perf_counter(), 0.1))
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            out, _ = p.communicate()
+            failed.append(f"process {i} ran past {timeout:.0f} s")
+        outputs.append(out)
+        if p.returncode not in (0, None) and not failed:
+            failed.append(f"process {i} exited with status {p.returncode}")
+            for q in procs:  # the others would wait for it until the time-out
+                if q.poll() is None:
+                    q.kill()
+    for q in procs:
+        if q.poll() is None:
+            q.kill()
+            q.communicate()
+    return tuple(outputs), failed
+
+
 def run_processes(
-    script: str | Path,
-    num_processes: int,
+    script: str | Path | None = None,
+    num_processes: int = 1,
     *,
+    module: str | None = None,
     launcher: str = "mpiexec",
     args: Sequence[str] = (),
     timeout: float = 120.0,
     env: dict[str, str] | None = None,
 ) -> GroupRun:
     """Run ``script`` in ``num_processes`` Python processes on this machine and wait for all of them.
+
+    Instead of a script, ``module="package.module"`` runs a module as ``python -m`` does.
 
     ``launcher="mpiexec"`` starts them with ``mpiexec -n num_processes``; the
     script can then call ``jax.distributed.initialize(cluster_detection_method="mpi4py")``.
@@ -80,8 +124,9 @@ def run_processes(
     :class:`ProcessGroupError` with every process's output if one fails or the
     group runs past ``timeout`` seconds.
     """
-    script = Path(script)
-    _check_args(script, num_processes, timeout)
+    script = None if script is None else Path(script)
+    _check_args(script, module, num_processes, timeout)
+    program = [str(script)] if script is not None else ["-m", module]
     run_env = dict(os.environ if env is None else env)
     # Keep the processes' JAX on the CPU and quiet, whatever the notebook's environment says.
     run_env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -89,7 +134,7 @@ def run_processes(
     python = sys.executable
     start = time.perf_counter()
     if launcher == "mpiexec":
-        cmd = [find_mpiexec(), "-n", str(num_processes), python, str(script), *args]
+        cmd = [find_mpiexec(), "-n", str(num_processes), python, *program, *args]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=run_env)
         except subprocess.TimeoutExpired as err:
@@ -99,33 +144,13 @@ def run_processes(
         if proc.returncode != 0:
             raise _failure(f"mpiexec exited with status {proc.returncode}.", outputs)
     elif launcher == "subprocess":
-        coordinator = f"127.0.0.1:{free_port()}"
-        procs = []
-        for i in range(num_processes):
-            cmd = [python, str(script), *args, "--coordinator", coordinator,
-                   "--num-processes", str(num_processes), "--process-id", str(i)]
-            procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=run_env))
-        deadline = start + timeout
-        outputs_list, failed = [], []
-        for i, p in enumerate(procs):
-            try:
-                out, _ = p.communicate(timeout=max(deadline - time.perf_counter(), 0.1))
-            except subprocess.TimeoutExpired:
-                for q in procs:
-                    q.kill()
-                out, _ = p.communicate()
-                failed.append(f"process {i} ran past {timeout:.0f} s")
-            outputs_list.append(out)
-            if p.returncode not in (0, None) and not failed:
-                failed.append(f"process {i} exited with status {p.returncode}")
-                for q in procs:  # the others would wait for it until the time-out
-                    if q.poll() is None:
-                        q.kill()
-        outputs = tuple(outputs_list)
+        for attempt in range(_PORT_TRIES):
+            outputs, failed = _start_group(python, program, args, num_processes, run_env, start + timeout, timeout)
+            # Between choosing the coordinator's port and process 0 opening it, another program on the machine
+            # may take it: then start the group again, on a new port (its start counts in the group's time).
+            if not (failed and _PORT_TAKEN in outputs[0] and attempt + 1 < _PORT_TRIES):
+                break
         if failed:
-            for q in procs:
-                if q.poll() is None:
-                    q.kill()
             raise _failure("; ".join(failed) + ".", outputs)
     else:
         raise ValueError(f"launcher must be 'mpiexec' or 'subprocess', got {launcher!r}.")

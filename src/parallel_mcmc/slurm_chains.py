@@ -9,7 +9,15 @@ number of processes (``SLURM_NTASKS``), this process's index
 keeps on a GPU node). Then it samples NUTS chains (BlackJAX) of the normal
 model :mod:`parallel_mcmc.models.normal`, split over a mesh of all the
 devices of all the processes by :func:`parallel_mcmc.chains.shard_map_runner`:
-each process starts only the chains its devices hold. The draws are gathered
+each process makes the keys and starting points of only the chains its
+devices hold (:func:`process_chains`), and
+:func:`jax.make_array_from_process_local_data` joins them into global arrays.
+Chain ``i``'s key is ``fold_in(key(SEED), i)`` (:func:`chain_keys`), so every
+chain draws the same values whatever the number of processes and devices
+(``--cpu-devices`` tries layouts on one machine). The sampling program is
+compiled ahead of its call, so the summary gives compilation and sampling
+apart, and each process's hits of JAX's persistent compilation cache (set by
+``JAX_COMPILATION_CACHE_DIR``). The draws are gathered
 to every process, and process 0 writes a JSON summary to ``--out``
 (:func:`summarize`): how many processes and devices took part and what each
 process read from SLURM, and the posterior's mean, standard deviation, R-hat
@@ -20,7 +28,7 @@ posterior is a Student-t centred on the sample mean; :func:`exact_loc`).
 The chains start spread out (:func:`parallel_mcmc.models.normal.spread_positions`)
 and the first ``--warmup`` draws of each are dropped. NUTS uses a fixed step
 size and a diagonal mass matrix from the posterior's scales, so no adaptation
-runs and the same keys give the same chains whatever the number of processes.
+runs.
 
 Outside SLURM the same program runs wherever ``jax.distributed.initialize()``
 finds its settings: under Open MPI's ``mpirun``, on Cloud TPU, or with
@@ -41,10 +49,13 @@ import numpy as np
 
 from .validate import whole_number
 
-__all__ = ["SLURM_VARIABLES", "STEP_SIZE", "exact_loc", "inverse_mass_matrix", "summarize", "main"]
+__all__ = ["SLURM_VARIABLES", "SEED", "STEP_SIZE", "chain_keys", "process_chains", "exact_loc", "inverse_mass_matrix",
+           "summarize", "main"]
 
 #: What JAX's SLURM detection reads (``jax._src.clusters.slurm_cluster``), and what each process reports.
 SLURM_VARIABLES = ("SLURM_JOB_ID", "SLURM_STEP_NODELIST", "SLURM_NTASKS", "SLURM_PROCID", "SLURM_LOCALID")
+#: The seed of every chain's key (:func:`chain_keys`).
+SEED = 0
 #: NUTS's step size, in units of the posterior's standard deviations (the mass matrix whitens it).
 STEP_SIZE = 0.8
 
@@ -101,29 +112,81 @@ def summarize(draws: Mapping[str, Any], processes: Sequence[Mapping[str, int]], 
     }
 
 
+def chain_keys(indices: Any, seed: int = SEED):
+    """The PRNG keys of the chains numbered ``indices``: ``fold_in(key(seed), i)`` for chain ``i``.
+
+    A chain's key depends on its global index alone, never on the number of
+    chains, processes or devices, nor on which of them runs the chain: the same
+    chain gets the same draws on every layout.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    whole_number("seed", seed, 0, of=" (the seed of jax.random.key)")
+    indices = np.asarray(indices)
+    if indices.ndim != 1 or (indices.size and (not np.issubdtype(indices.dtype, np.integer) or indices.min() < 0)):
+        raise ValueError(f"indices must be a 1-D array of chain numbers (whole numbers >= 0), got {indices!r}.")
+    base = jax.random.key(seed)
+    return jax.vmap(lambda i: jax.random.fold_in(base, i))(jnp.asarray(indices, dtype=jnp.uint32))
+
+
+def process_chains(sharding: Any, num_chains: int) -> np.ndarray:
+    """The global numbers of the chains that this process's devices hold when ``num_chains`` chains are laid
+    out by ``sharding`` (of their leading axis), in the order :func:`jax.make_array_from_process_local_data`
+    reads a process's rows."""
+    whole_number("num_chains", num_chains, 1)
+    rows: set[int] = set()
+    for index in sharding.addressable_devices_indices_map((num_chains,)).values():
+        rows.update(range(*index[0].indices(num_chains)))
+    return np.array(sorted(rows), dtype=np.int64)
+
+
 def _slurm_number(name: str) -> int:
     value = os.environ.get(name, "")
     return int(value) if value.isdigit() else -1  # -1: not started by SLURM
 
 
+class _CacheEvents:
+    """Counts the persistent compilation cache's hits and misses in this process (JAX's monitoring events)."""
+
+    def __init__(self) -> None:
+        self.hits = self.misses = 0
+
+    def __call__(self, event: str, **_: Any) -> None:
+        if event == "/jax/compilation_cache/cache_hits":
+            self.hits += 1
+        elif event == "/jax/compilation_cache/cache_misses":
+            self.misses += 1
+
+
 def main(argv: Sequence[str] | None = None) -> dict | None:
     parser = argparse.ArgumentParser(prog="python -m parallel_mcmc.slurm_chains", description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="where process 0 writes the JSON summary")
-    parser.add_argument("--chains-per-device", type=int, default=4)
+    parser.add_argument("--num-chains", type=int, default=8, help="chains in all, a multiple of the devices")
     parser.add_argument("--draws", type=int, default=600, help="draws per chain, warm-up included")
     parser.add_argument("--warmup", type=int, default=100, help="draws dropped at the start of each chain")
+    parser.add_argument("--draws-out", help="where process 0 writes every chain's draws (.npz, warm-up included)")
+    parser.add_argument("--diagnostics", action=argparse.BooleanOptionalAction, default=True,
+                        help="R-hat and ESS (ArviZ) in the summary; --no-diagnostics leaves them and ArviZ out")
+    parser.add_argument("--cpu-devices", type=int,
+                        help="run on this many CPU devices in each process (to try layouts on one machine)")
     parser.add_argument("--timeout", type=int, default=120,
                         help="seconds a process waits for the others to join (initialization_timeout)")
     parser.add_argument("--coordinator", help="host:port of process 0, where no launcher supplies it")
     parser.add_argument("--num-processes", type=int)
     parser.add_argument("--process-id", type=int)
     args = parser.parse_args(argv)
-    whole_number("--chains-per-device", args.chains_per_device, 1)
+    whole_number("--num-chains", args.num_chains, 1)
     whole_number("--warmup", args.warmup, 0)
     whole_number("--draws", args.draws, args.warmup + 2, of=" (more than --warmup)")
+    if args.cpu_devices is not None:
+        whole_number("--cpu-devices", args.cpu_devices, 1)
 
     import jax
 
+    if args.cpu_devices is not None:  # before anything touches the devices
+        jax.config.update("jax_platforms", "cpu")
+        jax.config.update("jax_num_cpu_devices", args.cpu_devices)
     # Before anything touches JAX's devices: join the group. With no arguments JAX finds the coordinator, the
     # number of processes and this one's index in the launcher's environment (SLURM's SLURM_* variables here).
     try:
@@ -132,10 +195,15 @@ def main(argv: Sequence[str] | None = None) -> dict | None:
     except ValueError as err:  # no launcher's settings found, and none given
         parser.error(f"{err} Start the processes with SLURM's srun (or Open MPI's mpirun), or give "
                      "--coordinator HOST:PORT, --num-processes and --process-id to each.")
+    if args.num_chains % jax.device_count():
+        parser.error(f"--num-chains {args.num_chains} cannot be split evenly over the job's {jax.device_count()} "
+                     "devices: give a multiple of the number of devices.")
+    cache = _CacheEvents()
+    jax.monitoring.register_event_listener(cache)
 
     import blackjax  # importing BlackJAX starts JAX's backend: only once the process has joined the group
     from jax.experimental import multihost_utils
-    from jax.sharding import AxisType
+    from jax.sharding import AxisType, NamedSharding
     from jax.sharding import PartitionSpec as P
 
     from .chains import shard_map_runner
@@ -145,39 +213,54 @@ def main(argv: Sequence[str] | None = None) -> dict | None:
     nuts = blackjax.nuts(normal.make_logdensity(data), step_size=STEP_SIZE,
                          inverse_mass_matrix=inverse_mass_matrix(data))
     mesh = jax.make_mesh((jax.device_count(),), ("chains",), axis_types=(AxisType.Explicit,))
-    num_chains = args.chains_per_device * jax.device_count()
+    by_chain = NamedSharding(mesh, P("chains"))
 
-    # The same keys and starting points in every process; each keeps the block of chains its devices hold.
-    keys = jax.random.split(jax.random.key(0), num_chains)
-    states = jax.vmap(nuts.init)({k: jax.numpy.asarray(v) for k, v in normal.spread_positions(num_chains).items()})
-    per_process = num_chains // jax.process_count()
-    first = jax.process_index() * per_process
-    mine = jax.tree.map(lambda x: x[first:first + per_process], (keys, states))
-    keys, states = multihost_utils.host_local_array_to_global_array(mine, mesh, P("chains"))
+    # Each process makes only its own chains' keys and starting points, from their global numbers, and the
+    # pieces of all processes become one global array: chain i's inputs are the same on every layout.
+    mine = process_chains(by_chain, args.num_chains)
+    local = {"keys": np.asarray(jax.random.key_data(chain_keys(mine))),
+             "positions": {name: start[mine] for name, start in normal.spread_positions(args.num_chains).items()}}
+    inputs = jax.make_array_from_process_local_data(by_chain, local)
+    keys = jax.random.wrap_key_data(inputs["keys"])
+    states = jax.jit(jax.vmap(nuts.init))(inputs["positions"])
 
     run = shard_map_runner(nuts.step, args.draws, mesh, "chains", inner="map")
     start = time.perf_counter()
-    positions, info = jax.block_until_ready(run(keys, states))
-    seconds = time.perf_counter() - start  # compilation included: the program runs once
+    compiled = run.lower(keys, states).compile()  # from the persistent cache, where one is set and holds it
+    compile_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    positions, info = jax.block_until_ready(compiled(keys, states))
+    seconds = time.perf_counter() - start
 
     draws = multihost_utils.process_allgather(positions, tiled=True)  # every chain, in every process
     steps = multihost_utils.process_allgather(info.num_integration_steps.sum(axis=1), tiled=True)
     mine_now = np.array([jax.process_index(), _slurm_number("SLURM_PROCID"), _slurm_number("SLURM_LOCALID"),
-                         jax.local_device_count()])
+                         jax.local_device_count(), cache.hits, cache.misses])
     table = np.asarray(multihost_utils.process_allgather(mine_now)).reshape(jax.process_count(), -1)
-    times = np.asarray(multihost_utils.process_allgather(np.array([seconds]))).ravel()
+    times = np.asarray(multihost_utils.process_allgather(np.array([compile_seconds, seconds])))
+    times = times.reshape(jax.process_count(), 2)
     print(f"process {jax.process_index()} of {jax.process_count()} (SLURM_PROCID {mine_now[1]}, "
           f"SLURM_LOCALID {mine_now[2]}): {jax.local_device_count()} local and {jax.device_count()} global "
-          f"device(s), chains {first}..{first + per_process - 1}, {seconds:.1f} s", flush=True)
+          f"device(s), chains {mine.tolist()}, compiled in {compile_seconds:.2f} s, sampled in {seconds:.2f} s",
+          flush=True)
     result = None
     if jax.process_index() == 0:
-        processes = [dict(zip(("jax_process_index", "slurm_procid", "slurm_localid", "local_devices"),
-                              map(int, row))) for row in table]
-        result = summarize(draws, processes, data, warmup=args.warmup, devices=jax.device_count(),
-                           integration_steps=np.asarray(steps).tolist(), sampling_seconds=float(times.max()),
-                           slurm={name: os.environ.get(name) for name in SLURM_VARIABLES})
+        processes = [{**dict(zip(("jax_process_index", "slurm_procid", "slurm_localid", "local_devices",
+                                  "cache_hits", "cache_misses"), map(int, row))),
+                      "compile_seconds": float(t[0]), "sampling_seconds": float(t[1])} for row, t in zip(table, times)]
+        draws = {name: np.asarray(value) for name, value in draws.items()}
+        run = dict(devices=jax.device_count(), integration_steps=np.asarray(steps).tolist(),
+                   compile_seconds=float(times[:, 0].max()), sampling_seconds=float(times[:, 1].max()),
+                   slurm={name: os.environ.get(name) for name in SLURM_VARIABLES})
+        if args.diagnostics:
+            result = summarize(draws, processes, data, warmup=args.warmup, **run)
+        else:
+            result = {"processes": len(processes), "per_process": processes, "num_chains": args.num_chains,
+                      "num_draws": args.draws - args.warmup, "warmup": args.warmup, **run}
         Path(args.out).write_text(json.dumps(result, indent=1))
-        print(json.dumps({k: result[k] for k in ("processes", "devices", "mean", "rhat")}), flush=True)
+        if args.draws_out:
+            np.savez(args.draws_out, **draws)
+        print(json.dumps({k: result[k] for k in ("processes", "devices", "mean", "rhat") if k in result}), flush=True)
     jax.distributed.shutdown()
     return result
 

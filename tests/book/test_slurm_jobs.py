@@ -99,10 +99,12 @@ def test_the_chain_program_reads_slurms_variables_without_slurm(tmp_path):
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=240)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     result = json.loads(out.read_text())
-    assert result["processes"] == result["devices"] == 1 and result["num_chains"] == 4
+    assert result["processes"] == result["devices"] == 1 and result["num_chains"] == 8
     assert result["slurm"]["SLURM_JOB_ID"] == "4093"
-    assert result["per_process"] == [{"jax_process_index": 0, "slurm_procid": 0, "slurm_localid": 0,
-                                      "local_devices": 1}]
+    (process,) = result["per_process"]
+    assert {k: process[k] for k in ("jax_process_index", "slurm_procid", "slurm_localid", "local_devices")} == {
+        "jax_process_index": 0, "slurm_procid": 0, "slurm_localid": 0, "local_devices": 1}
+    assert process["cache_hits"] == 0 and process["compile_seconds"] > 0  # no cache was set
 
 
 # ---------------------------------------------------------------- a real cluster
@@ -160,6 +162,9 @@ def test_chains_job(cluster, job_env, tmp_path):
     mean, sd, ess = result["mean"]["loc"], result["exact_sd_loc"], result["ess_bulk"]["loc"]
     assert abs(mean - result["exact_mean_loc"]) < 5 * sd / np.sqrt(ess), (mean, result["exact_mean_loc"], sd, ess)
     assert abs(result["sd"]["loc"] / sd - 1) < 0.2
+    # the script's compilation cache: process 0 looked its programs up and wrote them to the folder it named
+    assert result["per_process"][0]["cache_misses"] > 0 and result["per_process"][0]["cache_hits"] == 0
+    assert any((tmp_path / "jax-cache").glob("*-cache")), "no compiled program in the job's cache folder"
 
 
 def least_squares_fit():

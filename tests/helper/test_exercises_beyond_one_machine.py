@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -114,3 +116,60 @@ def test_combine_on_unseen_sizes():
     check.combine_chains(lambda parts: np.concatenate(parts), cases=[(5, 1, 1)], seed=9)
     with pytest.raises(AssertionError, match="out of order"):
         check.combine_chains(lambda parts: np.concatenate(parts[::-1]), cases=[(2, 2, 2)], seed=9)
+
+
+# ---------------------------------------------------------------- job_header
+
+
+def _header(nodes, gpus, cores, draws, per_draw, start_up, margin, *, time=None, gpu_line=None, cpus=None,
+            tasks_line=None):
+    minutes = math.ceil((start_up + draws * per_draw) * (1 + margin) / 60)
+    lines = [f"#SBATCH --nodes={nodes}",
+             tasks_line or f"#SBATCH --ntasks-per-node={gpus}",
+             gpu_line or f"#SBATCH --gpus-per-node={gpus}",
+             f"#SBATCH --cpus-per-task={cores // gpus if cpus is None else cpus}",
+             f"#SBATCH --time={minutes if time is None else time(minutes, start_up, draws, per_draw, margin)}"]
+    return "\n".join(line for line in lines if line)
+
+
+def test_job_header_accepts_every_time_format_and_the_gres_form(capsys):
+    check.job_header(_header)
+    check.job_header(lambda *a: _header(*a, time=lambda m, *_: f"{m // 60:02d}:{m % 60:02d}:00"))
+    check.job_header(lambda *a: _header(*a, time=lambda m, *_: f"{m // 1440}-{m % 1440 // 60}:{m % 60:02d}"))
+    check.job_header(lambda *a: _header(*a, gpu_line=f"#SBATCH --gres=gpu:a100:{a[1]}"))
+    check.job_header(lambda n, g, *rest: "#!/bin/bash\n" + _header(n, g, *rest).replace("--nodes=", "-N ")
+                     + f"\n#SBATCH --ntasks={n * g} --job-name=chains\nsrun python -m parallel_mcmc.slurm_chains")
+    assert capsys.readouterr().out.count("job_header: correct") == 5
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda *a: _header(*a, gpu_line=f"#SBATCH --gpus-per-task=1"), "gpus-per-task"),
+    (lambda *a: _header(*a, gpu_line=f"#SBATCH --gpus={a[0] * a[1]}"), "spread unevenly"),
+    (lambda *a: _header(*a, gpu_line=" "), "no GPU"),
+    (lambda *a: _header(*a, tasks_line="#SBATCH --ntasks-per-node=1"), "one task per node"),
+    (lambda *a: _header(*a, tasks_line=f"#SBATCH --ntasks={a[0] * a[1]}"), "not --ntasks-per-node"),
+    (lambda *a: _header(*a, cpus=1), "one core"),
+    (lambda *a: _header(*a, cpus=a[2]), "never start"),
+    (lambda *a: _header(*a, time=lambda m, s, d, pd, mg: math.ceil((s + d * pd) / 60)), "without the margin"),
+    (lambda *a: _header(*a, time=lambda m, s, d, pd, mg: math.ceil(d * pd * (1 + mg) / 60)), "without the start-up"),
+    (lambda *a: _header(*a, time=lambda m, s, d, pd, mg: math.floor((s + d * pd) * (1 + mg) / 60)), "rounded down"),
+    (lambda *a: _header(*a, time=lambda m, *_: m + 60), "more than it needs"),
+    (lambda *a: _header(*a, time=lambda m, *_: '"1 hour"'), "not a SLURM time limit"),
+    (lambda *a: _header(*a).replace("--nodes", "--nodes-wanted"), "--nodes"),
+    (lambda *a: "srun python -m x\n" + _header(*a), "first command"),
+    (lambda *a: {"--nodes": a[0]}, "one string"),
+])
+def test_job_header_rejects_wrong_headers(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        check.job_header(wrong)
+
+
+def test_job_header_rejects_a_non_function_and_reads_time_like_slurm():
+    with pytest.raises(AssertionError, match="function itself"):
+        check.job_header("#SBATCH --nodes=2")
+    assert [check.slurm_seconds(t) for t in ("90", "90:30", "1:30:00", "2-3", "2-03:10", "1-00:00:05")] == [
+        5400, 5430, 5400, 183600, 184200, 86405]
+    with pytest.raises(ValueError, match="SLURM time limit"):
+        check.slurm_seconds("1:2:3:4")
+    assert check.sbatch_header_options("#SBATCH -c 4 --time 10\necho\n#SBATCH --nodes=9") == {
+        "--cpus-per-task": "4", "--time": "10"}

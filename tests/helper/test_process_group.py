@@ -79,3 +79,37 @@ def test_bad_input(tmp_path, join_script):
 
 def test_free_port_is_a_port():
     assert 1024 <= free_port() < 65536
+
+
+def test_a_module_runs_as_python_dash_m(tmp_path, monkeypatch):
+    (tmp_path / "joinmod.py").write_text(JOIN)
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}:{__import__('os').environ.get('PYTHONPATH', '')}")
+    run = run_processes(module="joinmod", num_processes=2, launcher="subprocess", timeout=120)
+    assert "process 1 of 2 sees 2 devices, ids [0, 1]" in "\n".join(run.outputs)
+    with pytest.raises(ValueError, match="not both"):
+        run_processes(tmp_path / "joinmod.py", 2, module="joinmod")
+    with pytest.raises(ValueError, match="not neither"):
+        run_processes(num_processes=2)
+    with pytest.raises(ValueError, match="dotted module name"):
+        run_processes(module="not a module", num_processes=2)
+
+
+def test_a_group_whose_port_was_taken_starts_again(tmp_path):
+    # process 0 fails as JAX does when another program took the coordinator's port, the first time only
+    script = tmp_path / "port.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        first = Path({str(tmp_path / 'tried')!r})
+        if "--process-id" in sys.argv and sys.argv[sys.argv.index("--process-id") + 1] == "0" and not first.exists():
+            first.touch()
+            print("jax.errors.JaxRuntimeError: UNKNOWN: Failed to start RPC server", flush=True)
+            sys.exit(1)
+        print("started on", sys.argv[sys.argv.index("--coordinator") + 1], flush=True)
+        """))
+    run = run_processes(script, 1, launcher="subprocess", timeout=60)
+    assert "started on 127.0.0.1:" in run.outputs[0] and (tmp_path / "tried").exists()
+    other = tmp_path / "fails.py"
+    other.write_text("print('Failed to start RPC server', flush=True)\nraise SystemExit(1)\n")
+    with pytest.raises(ProcessGroupError, match="Failed to start RPC server"):  # not for ever
+        run_processes(other, 1, launcher="subprocess", timeout=60)

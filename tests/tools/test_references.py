@@ -94,6 +94,12 @@ REFERENCES = {
         (_strided, "every"),
         (_never_refuses, "cannot be split evenly"),
     ]),
+    "parallel_mcmc.exercises.beyond_one_machine.job_header": (references.job_header, False, [
+        (lambda n, g, c, d, pd, s, m: references.job_header(n, g, c, d, pd, s, 0.0), "without the margin|less than"),
+        (lambda n, g, c, d, pd, s, m: references.job_header(n, g, c, d, pd, s, m).replace("gpus-per-node", "gpus-per-task"),
+         "gpus-per-task"),
+        (lambda n, g, c, d, pd, s, m: references.job_header(n, g, g * c, d, pd, s, m), "would never start"),
+    ]),
     "parallel_mcmc.exercises.numpyro.gaussian_consensus": (references.gaussian_consensus, True, [
         (lambda m, c: (m.mean(0), np.linalg.inv(np.linalg.inv(c).sum(0)) * 2), "precision"),
         (lambda m, c: (references.gaussian_consensus(m, c)[0], c.mean(0)), "averages the shards' covariances"),

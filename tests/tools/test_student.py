@@ -11,6 +11,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 import pytest
+import yaml
 
 from booktools.coursework import student
 from booktools.coursework.student import (
@@ -348,3 +349,21 @@ def test_the_books_questions_graded_by_hand():
     ed = make_student_notebook(ROOT / "chapters/other_parallelism/parallel_tempering.md", ROOT)
     parts = {p.label: (p.name, p.prompt) for ex in ed.exercises for p in ex.parts}
     assert parts == {"ex-pt-pair-acceptance": ("why-every-pair-accepts", "why does every pair accept there?")}
+
+
+def test_every_chapter_of_the_parts_ends_with_its_exercises():
+    """The introduction and the page for instructors say that every chapter ends with exercises, the
+    introduction, that page and the reference pages aside: every other page of the table of contents does."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    pages = [ROOT / f"{entry['file']}.md" for part in toc["parts"] for entry in part["chapters"]]
+    aside = {ROOT / "chapters/teaching.md", *(p for p in pages if p.parent.name == "reference")}
+    chapters = [p for p in pages if p not in aside]
+    assert chapters and set(chapters) <= set(exercise_chapters(ROOT)), sorted(set(chapters) - set(exercise_chapters(ROOT)))
+    for page in chapters:
+        headings = [line for line in page.read_text().splitlines() if line.startswith("## ")]
+        assert headings[-1] in ("## Exercises", "## Exercise"), f"{page.relative_to(ROOT)} ends with {headings[-1]!r}"
+    for page, claim in (("chapters/intro.md", "Each chapter ends with exercises (the introduction, the page for "
+                                              "instructors\nand the reference pages aside)"),
+                        ("chapters/teaching.md", "Every chapter ends with exercises (this page, the introduction and"
+                                                 "\nthe reference pages aside)")):
+        assert claim in (ROOT / page).read_text(), page

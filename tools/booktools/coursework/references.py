@@ -18,7 +18,7 @@ from parallel_mcmc.models import sinusoid
 
 from .harness import Argument
 
-__all__ = ["steps_to_pay", "predict_sharded", "bottleneck", "costliest_chain", "machine_speedup", "device_trips", "max_draws", "best_group", "my_chains", "gaussian_consensus", "sharing_crossover", "cost_for_speedup", "log_prob_noise", "pair_acceptance",
+__all__ = ["steps_to_pay", "predict_sharded", "bottleneck", "costliest_chain", "machine_speedup", "device_trips", "max_draws", "best_group", "my_chains", "job_header", "gaussian_consensus", "sharing_crossover", "cost_for_speedup", "log_prob_noise", "pair_acceptance",
            "UNSEEN", "CALLS", "unseen"]
 
 
@@ -115,6 +115,25 @@ def my_chains(process_id: int, num_processes: int, num_chains: int) -> list[int]
         raise ValueError(f"{num_chains} chains cannot be split evenly over {num_processes} processes.")
     per = num_chains // num_processes
     return list(range(process_id * per, (process_id + 1) * per))
+
+
+def _job_options(nodes: int, gpus_per_node: int, cores_per_node: int, num_draws: int, seconds_per_draw: float,
+                 start_up: float, margin: float) -> dict:
+    """What a chains job with one process per GPU asks for: every task sees its node's GPUs, an equal whole
+    share of the cores, and the estimated run with its margin, in whole minutes rounded up."""
+    seconds = (start_up + num_draws * seconds_per_draw) * (1 + margin)
+    return {"nodes": nodes, "ntasks_per_node": gpus_per_node, "gpus_per_node": gpus_per_node,
+            "cpus_per_task": cores_per_node // gpus_per_node, "minutes": int(np.ceil(seconds / 60 - 1e-9))}
+
+
+def job_header(nodes: int, gpus_per_node: int, cores_per_node: int, num_draws: int, seconds_per_draw: float,
+               start_up: float, margin: float) -> str:
+    """The #SBATCH lines of that job."""
+    job = _job_options(nodes, gpus_per_node, cores_per_node, num_draws, seconds_per_draw, start_up, margin)
+    days, minutes = divmod(job["minutes"], 24 * 60)
+    return "\n".join([f"#SBATCH --nodes={nodes}", f"#SBATCH --ntasks-per-node={gpus_per_node}",
+                      f"#SBATCH --gpus-per-node={gpus_per_node}", f"#SBATCH --cpus-per-task={job['cpus_per_task']}",
+                      f"#SBATCH --time={days}-{minutes // 60:02d}:{minutes % 60:02d}:00"])
 
 
 def gaussian_consensus(means: np.ndarray, covs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -247,6 +266,17 @@ def _best_group(rng: np.random.Generator) -> dict:
     return {"cases": cases}
 
 
+def _job_header(rng: np.random.Generator) -> dict:
+    cases = []
+    for _ in range(4):
+        gpus = int(rng.choice([2, 4, 8]))
+        args = (int(rng.integers(1, 9)), gpus, gpus * int(rng.integers(2, 17)) + int(rng.integers(0, gpus)),
+                int(rng.integers(10**4, 10**8)), float(rng.uniform(1e-5, 1e-2)), float(rng.uniform(10, 600)),
+                float(rng.choice([0.1, 0.15, 0.2, 0.25, 0.5])))
+        cases.append((args, _job_options(*args)))
+    return {"cases": cases}
+
+
 def _split_compile(rng: np.random.Generator) -> dict:
     cases = []
     for _ in range(4):
@@ -358,6 +388,7 @@ UNSEEN: dict[str, Callable[[np.random.Generator], dict[str, Any]]] = {
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": _my_chains,
     "parallel_mcmc.exercises.beyond_one_machine.best_group": _best_group,
     "parallel_mcmc.exercises.beyond_one_machine.combine_chains": _combine,
+    "parallel_mcmc.exercises.beyond_one_machine.job_header": _job_header,
     "parallel_mcmc.exercises.numpyro.split_compile": _split_compile,
     "parallel_mcmc.exercises.numpyro.max_draws": _max_draws,
     "parallel_mcmc.exercises.numpyro.gaussian_consensus": _consensus,
@@ -409,6 +440,7 @@ CALLS: dict[str, tuple[int, Callable[[dict], list[tuple]]]] = {
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": (0, lambda kw: [tuple(a) for a, _ in kw["cases"]] + [tuple(a) for a in kw["uneven"]]),
     "parallel_mcmc.exercises.beyond_one_machine.best_group": (0, lambda kw: [tuple(c) for c in kw["cases"]]),
     "parallel_mcmc.exercises.beyond_one_machine.combine_chains": (0, _combine_calls),
+    "parallel_mcmc.exercises.beyond_one_machine.job_header": (0, lambda kw: [tuple(a) for a, _ in kw["cases"]]),
     "parallel_mcmc.exercises.numpyro.split_compile": (0, _split_calls),
     "parallel_mcmc.exercises.numpyro.max_draws": (0, lambda kw: [tuple(c) for c in kw["cases"]]),
     "parallel_mcmc.exercises.numpyro.gaussian_consensus": (
