@@ -107,13 +107,16 @@ def test_objects_changed_in_place_keep_the_cells_that_change_them(tmp_path):
 def test_local_names_of_functions_loops_and_comprehensions_are_not_the_globals(tmp_path):
     body = "\n---\n".join([
         SET_UP,
-        "c = np.linalg.det(np.eye(900))\nx = 1",
+        "c = np.linalg.det(np.eye(900))\nx = 1\nn = 2",
         "shift = 0.5",
-        "def helper(x):\n    c = [x * k for k in range(3)]\n    for i in c:\n        pass\n    return sum(c) + shift",
+        "def helper(x):\n    c = [x * k for k in range(3)]\n    for i in c:\n        pass\n    return sum(c) + shift + total",
+        # n is assigned in the loop before it is read; m is read before
+        "for k in range(2):\n    n = k * shift\n    print(n, m)\ntotal = 1",
         "scale, offset = 2.0, 1.0\n\ndef check_answer(fn):\n    assert fn(4.0) > 0",
     ])
+    body = body.replace("x = 1\nn = 2", "x = 1\nn = 2\n---\nm = 3")
     kept, cut = sliced(tmp_path, body)
-    assert cut.dropped == ["c = np.linalg.det(np.eye(900))\nx = 1"]
+    assert cut.dropped == ["c = np.linalg.det(np.eye(900))\nx = 1\nn = 2"] and "m = 3" in kept
 
 
 def test_a_file_written_by_a_cell_magic_stays_with_its_path(tmp_path):

@@ -14,18 +14,25 @@ and tests nothing the exercises need. :func:`slice_chapter` keeps, from a chapte
 - transitively, every cell that binds a name a kept cell after it reads: a definition, an import,
   an assignment, or an object changed in place (``x[...] = ...``, ``x.attr = ...``, a statement
   ``x.method(...)``, ``%%writefile {x}``, or a call of a function of the chapter that does one of these
-  to a global). Reads count everywhere in a kept cell, function bodies included; a cell that binds a
-  name unconditionally at top level hides the earlier bindings of that name, unless it reads it.
+  to a global; names bound by imports are taken as modules, which such calls do not change). A kept
+  cell reads the names its statements read before assigning them, in its function bodies too (less
+  their own variables); a statement that reads a function of the chapter (calls it, or passes it on)
+  also reads the globals that function reads, and those of the functions it reads. A cell that binds
+  a name unconditionally at top level hides the earlier bindings of that name, unless it reads it.
 
-It drops the rest, keeping the order. Two cell tags override the analysis where it cannot know (a name
-reached through ``globals()`` or a string, a file written by one cell and read by another under a
-name no cell shares): ``grade-keep`` keeps a cell, ``grade-drop`` drops one. Use them sparingly, with a
+What the analysis cannot see: a name reached through ``globals()`` or a string, a file written by one
+cell and read by another under a name no cell shares, or a global rebound between the cell that hands
+a function on (``f = jax.jit(g)``) and the cell that calls it under its new name.
+
+It drops the rest, keeping the order. Two cell tags override the analysis where it cannot know:
+``grade-keep`` keeps a cell, ``grade-drop`` drops one. Use them sparingly, with a
 comment in the cell saying why. A slice that misses a cell fails loudly: the solution that needs it
 raises (a ``NameError`` or a ``KeyError``), so its exercise does not pass; :func:`describe` says which
 cells were dropped, for the message that reports such a failure.
 
-The slice is for the book's own solutions: a learner's answer may read a name the book's solution does
-not, so the grader itself always runs the whole chapter.
+The slice is made for the book's own solutions, in the tests (``tests/tools/test_grade.py``): a
+learner's answer may read a name, or rely on a cell's side effect, that the book's solution does not,
+so the grader always runs the whole chapter for a submission.
 """
 
 from __future__ import annotations
@@ -141,6 +148,48 @@ def _reads(node: ast.AST) -> set[str]:
                 visit(child, local)
 
     visit(node, frozenset())
+    return out
+
+
+def _block_reads(body: Iterable[ast.stmt], assigned: set[str]) -> set[str]:
+    """The names the statements of a block read before the block itself assigns them (``assigned``: the
+    names already assigned when it starts); branches and loops are followed, what they assign is not
+    counted after them."""
+    assigned = set(assigned)
+    out: set[str] = set()
+    for stmt in body:
+        if isinstance(stmt, (ast.For, ast.AsyncFor)):
+            out |= _reads(stmt.iter) - assigned
+            out |= _block_reads(stmt.body, assigned | _stored(stmt.target)) | _block_reads(stmt.orelse, assigned)
+        elif isinstance(stmt, (ast.If, ast.While)):
+            out |= _reads(stmt.test) - assigned
+            out |= _block_reads(stmt.body, assigned) | _block_reads(stmt.orelse, assigned)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            names: set[str] = set()
+            for item in stmt.items:
+                out |= _reads(item.context_expr) - assigned
+                if item.optional_vars is not None:
+                    names |= _stored(item.optional_vars)
+            out |= _block_reads(stmt.body, assigned | names)
+        elif isinstance(stmt, ast.Try):
+            out |= _block_reads(stmt.body, assigned) | _block_reads(stmt.orelse, assigned)
+            out |= _block_reads(stmt.finalbody, assigned)
+            for handler in stmt.handlers:
+                if handler.type is not None:
+                    out |= _reads(handler.type) - assigned
+                out |= _block_reads(handler.body, assigned | ({handler.name} if handler.name else set()))
+        else:
+            out |= _reads(stmt) - assigned
+            if isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    if isinstance(target, (ast.Name, ast.Tuple, ast.List)):
+                        assigned |= _stored(target)
+            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and isinstance(stmt.target, ast.Name):
+                assigned.add(stmt.target.id)
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                assigned.add(stmt.name)
+            elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                assigned |= {(a.asname or a.name).split(".")[0] for a in stmt.names if a.name != "*"}
     return out
 
 
@@ -264,8 +313,9 @@ def _magic_names(line: str) -> set[str]:
     return names
 
 
-def cell_names(source: str) -> tuple[CellNames, dict[str, set[str]]]:
-    """What a code cell reads, binds and changes, and the globals each function it defines may change."""
+def cell_names(source: str) -> tuple[CellNames, dict[str, tuple[set[str], set[str]]]]:
+    """What a code cell reads, binds and changes; and for each function or class it defines, the globals
+    it may change and the names it reads."""
     lines = source.split("\n")
     out = CellNames()
     magic_reads: set[str] = set()
@@ -301,7 +351,7 @@ def cell_names(source: str) -> tuple[CellNames, dict[str, set[str]]]:
             hides.add(stmt.name)
         elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
             hides |= {(a.asname or a.name).split(".")[0] for a in stmt.names if a.name != "*"}
-        out.statements.append((_reads(stmt), hides))
+        out.statements.append((_block_reads([stmt], set()), hides))
     if magic_reads:
         out.statements.append((magic_reads, set()))
     out.bound, out.changed, out.setup = _changes(tree.body, set())
@@ -353,6 +403,16 @@ def needed(cells: list[nbformat.NotebookNode], roots: list[bool],
                     grew = True
     imported = set().union(*(names.imported for names in info.values()))
     first_code = next((i for i, c in enumerate(cells) if c.cell_type == "code"), None)
+    # what a function reads when it is called: its own globals and those of the functions it reads
+    called = {k: set(v[1]) for k, v in functions.items()}
+    grew = True
+    while grew:
+        grew = False
+        for name, reads in list(called.items()):
+            for other in reads & called.keys():
+                if not called[other] <= reads:
+                    reads |= called[other]
+                    grew = True
     keep: list[str | None] = [None] * len(cells)
     wanted: set[str] = set()
     for i in range(len(cells) - 1, -1, -1):
@@ -376,7 +436,8 @@ def needed(cells: list[nbformat.NotebookNode], roots: list[bool],
             keep[i] = "binds " + ", ".join(sorted(binds & wanted))
         if keep[i] is not None:
             for reads, hides in reversed(names.statements):
-                wanted = (wanted - hides) | reads
+                # a statement that reads a function may call it: the function's globals are read there too
+                wanted = (wanted - hides) | reads | {g for f in reads & called.keys() for g in called[f]}
     return keep
 
 
