@@ -534,38 +534,38 @@ BOOK_CHAPTERS = exercise_chapters(ROOT)
 # chapter's run is one thread compiling or waiting, and the grader's kernels report timings, never fail on them.
 BOOK_GRADE_JOBS = int(os.environ.get("BOOK_GRADE_JOBS", "2"))
 # Chapters graded whole; the others are graded on their slices (only the cells the exercises need: the rest
-# ran in the notebook tests already). These two are cheap whole and keep the path through a full chapter
-# tested: choosing_a_way's slice drops a single cell, and arrays_and_shardings runs three exercises among
-# cells the slice would drop. Set BOOK_GRADE_WHOLE=1 to grade every chapter whole.
+# ran in the notebook tests already). These two are cheap whole (see GRADE_SECONDS) and keep the path through
+# a full chapter tested: choosing_a_way's slice drops a single cell, and arrays_and_shardings runs three
+# exercises among cells the slice would drop. Set BOOK_GRADE_WHOLE=1 to grade every chapter whole.
 GRADED_WHOLE = {"chapters/sharding_lab/choosing_a_way.md", "chapters/sharding_lab/arrays_and_shardings.md"}
 # Seconds each chapter's grading took (sliced, or whole for GRADED_WHOLE; 2 jobs on the book's 2-core machine,
-# shared at the time: only their order counts): the runs start longest first, so that the last ones to finish
-# are short. A chapter not listed starts first; a stale figure only costs some waiting at the end.
+# 160 s for the whole test): the runs start longest first, so that the last ones to finish are short. A chapter
+# not listed starts first; a stale figure only costs some waiting at the end.
 GRADE_SECONDS = {
-    "chapters/parallel_chains/chains_that_never_wait.md": 267,
-    "chapters/beyond_one_machine/multi_process_jax.md": 167,
-    "chapters/parallel_chains/more_chains_than_devices.md": 107,
-    "chapters/parallel_chains/many_short_chains.md": 87,
-    "chapters/getting_started/devices.md": 74,
-    "chapters/other_parallelism/tempered_smc.md": 60,
-    "chapters/other_parallelism/parallel_tempering.md": 52,
-    "chapters/numpyro/consensus_monte_carlo.md": 50,
-    "chapters/getting_started/cost_model.md": 45,
-    "chapters/other_parallelism/one_chain_sharded_data.md": 40,
-    "chapters/ensemble/process_pools.md": 28,
-    "chapters/sharding_lab/data_parallel_training.md": 26,
-    "chapters/sharding_lab/choosing_a_way.md": 24,
-    "chapters/ensemble/the_jax_way.md": 22,
-    "chapters/sharding_lab/explicit_sharding.md": 20,
-    "chapters/sharding_lab/manual_parallelism.md": 20,
-    "chapters/sharding_lab/automatic_parallelism.md": 18,
-    "chapters/parallel_chains/vmap_pmap_shard_map.md": 17,
-    "chapters/ensemble/mpi.md": 15,
-    "chapters/getting_started/profiling.md": 15,
-    "chapters/numpyro/a_correct_runner.md": 14,
-    "chapters/sharding_lab/two_axes.md": 12,
-    "chapters/numpyro/chain_methods.md": 11,
-    "chapters/sharding_lab/arrays_and_shardings.md": 9,
+    "chapters/parallel_chains/chains_that_never_wait.md": 59,
+    "chapters/beyond_one_machine/multi_process_jax.md": 56,
+    "chapters/parallel_chains/more_chains_than_devices.md": 24,
+    "chapters/getting_started/devices.md": 18,
+    "chapters/parallel_chains/many_short_chains.md": 18,
+    "chapters/other_parallelism/tempered_smc.md": 11,
+    "chapters/numpyro/consensus_monte_carlo.md": 10,
+    "chapters/other_parallelism/parallel_tempering.md": 10,
+    "chapters/getting_started/cost_model.md": 9,
+    "chapters/other_parallelism/one_chain_sharded_data.md": 9,
+    "chapters/sharding_lab/data_parallel_training.md": 8,
+    "chapters/ensemble/process_pools.md": 7,
+    "chapters/sharding_lab/choosing_a_way.md": 6,
+    "chapters/ensemble/the_jax_way.md": 5,
+    "chapters/sharding_lab/manual_parallelism.md": 5,
+    "chapters/getting_started/profiling.md": 4,
+    "chapters/sharding_lab/automatic_parallelism.md": 4,
+    "chapters/sharding_lab/explicit_sharding.md": 4,
+    "chapters/ensemble/mpi.md": 3,
+    "chapters/numpyro/a_correct_runner.md": 3,
+    "chapters/numpyro/chain_methods.md": 3,
+    "chapters/parallel_chains/vmap_pmap_shard_map.md": 3,
+    "chapters/sharding_lab/arrays_and_shardings.md": 3,
+    "chapters/sharding_lab/two_axes.md": 3,
 }
 
 
