@@ -36,3 +36,17 @@ def run_python():
 
     return run
 
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    """A one-node SLURM cluster on this machine (``booktools.slurm_cluster``), started once for every test that
+    submits jobs to it; skipped, with the reason, where it cannot start."""
+    from booktools import slurm_cluster
+
+    reason = slurm_cluster.unavailable()
+    if reason:
+        pytest.skip(reason)
+    with slurm_cluster.SlurmCluster() as started:
+        print(f"\nSLURM cluster started in {started.start_seconds:.2f} s")
+        yield started

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from booktools.execution_cache import BookCache, src_changed
-from booktools.notebooks import myst_notebooks, read
+from booktools import execution_cache
+from booktools.notebooks import myst_notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = myst_notebooks(ROOT / "chapters")
@@ -149,20 +149,7 @@ def test_a_list_of_artists_is_stray_and_a_figure_value_is_not():
 
 
 def executed(page: Path):
-    """The page's notebook with its outputs: the cached run if it matches the page and the helper, else a new run."""
-    notebook = read(page)
-    book = BookCache(ROOT)
-    if book.cache.exists() and not src_changed(book.sources, book.stamp):
-        from jupyter_cache import get_cache
-
-        try:
-            return get_cache(str(book.cache)).merge_match_into_notebook(notebook)[1]
-        except KeyError:
-            pass
-    from nbclient import NotebookClient
-
-    NotebookClient(notebook, timeout=600, resources={"metadata": {"path": str(page.parent)}}).execute()
-    return notebook
+    return execution_cache.executed(ROOT, page)
 
 
 def test_every_chapter_is_checked():

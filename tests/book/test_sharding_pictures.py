@@ -19,8 +19,8 @@ import re
 from pathlib import Path
 
 import pytest
-from booktools.execution_cache import BookCache, src_changed
-from booktools.notebooks import myst_notebooks, read
+from booktools import execution_cache
+from booktools.notebooks import myst_notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB = ROOT / "chapters" / "sharding_lab"
@@ -60,20 +60,7 @@ def test_blocks_reads_labels_and_finds_a_block_without_one():
 
 
 def executed(page: Path):
-    """The page's notebook with its outputs: the cached run if it matches the page and the helper, else a new run."""
-    notebook = read(page)
-    book = BookCache(ROOT)
-    if book.cache.exists() and not src_changed(book.sources, book.stamp):
-        from jupyter_cache import get_cache
-
-        try:
-            return get_cache(str(book.cache)).merge_match_into_notebook(notebook)[1]
-        except KeyError:
-            pass
-    from nbclient import NotebookClient
-
-    NotebookClient(notebook, timeout=600, resources={"metadata": {"path": str(page.parent)}}).execute()
-    return notebook
+    return execution_cache.executed(ROOT, page)
 
 
 def pictures(cell) -> list[str]:

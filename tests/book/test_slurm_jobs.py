@@ -111,16 +111,6 @@ def test_the_chain_program_reads_slurms_variables_without_slurm(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    reason = slurm_cluster.unavailable()
-    if reason:
-        pytest.skip(reason)
-    with SlurmCluster() as started:
-        print(f"\nSLURM cluster started in {started.start_seconds:.2f} s")
-        yield started
-
-
-@pytest.fixture(scope="module")
 def job_env():
     """The environment the jobs are submitted with: this Python's bin first on PATH, no JAX or XLA settings."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "JAX_", "XLA_"))}

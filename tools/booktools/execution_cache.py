@@ -29,7 +29,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["BookCache", "src_changed", "forget_if_src_changed", "store"]
+__all__ = ["BookCache", "src_changed", "forget_if_src_changed", "store", "executed"]
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,26 @@ def store(book: BookCache, notebook, source: Path, seconds: float) -> None:
         check_validity=False,
         overwrite=True,
     )
+
+
+def executed(root: Path, page: Path):
+    """``page``'s notebook with its outputs: the cached run if it matches the page and the helper package,
+    else a new run (for tests that read what a chapter showed)."""
+    from .notebooks import read
+
+    notebook = read(page)
+    book = BookCache(root)
+    if book.cache.exists() and not src_changed(book.sources, book.stamp):
+        from jupyter_cache import get_cache
+
+        try:
+            return get_cache(str(book.cache)).merge_match_into_notebook(notebook)[1]
+        except KeyError:
+            pass
+    from nbclient import NotebookClient
+
+    NotebookClient(notebook, timeout=600, resources={"metadata": {"path": str(page.parent)}}).execute()
+    return notebook
 
 
 def main(argv: list[str]) -> int:
