@@ -281,7 +281,7 @@ def strict() -> bool:
 
 
 def judge(measure: Callable[[], Mapping[str, Prediction]], cores: int, rules: Rules = RULES,
-          upper_bound_only: str = "") -> Verdict:
+          upper_bound_only: str | Mapping[str, str] = "") -> Verdict:
     """Measure with ``measure()`` and judge its runs; measure again, at most ``rules.tries`` times, while a rule fails.
 
     ``measure`` times the page's runs and their model's calibration together and
@@ -292,10 +292,20 @@ def judge(measure: Callable[[], Mapping[str, Prediction]], cores: int, rules: Ru
     ``upper_bound_only``: where a page's model knowingly counts a cost at its best
     case only, the sentence that says which and why; the verdict then never fails
     a run for being far slower (its status still says so), prints the sentence,
-    and still fails a run that beats the model.
+    and still fails a run that beats the model. A dict ``{run name: sentence}``
+    does so for the runs it names only; the other runs keep both bounds.
     """
-    if not isinstance(upper_bound_only, str):
-        raise TypeError("upper_bound_only must be a sentence saying which cost the model counts at its best case.")
+    if isinstance(upper_bound_only, Mapping):
+        per_run = dict(upper_bound_only)
+        if not per_run or not all(isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in per_run.items()):
+            raise TypeError("upper_bound_only as a dict must map run names to a sentence each, saying which cost "
+                            "that run's model counts at its best case.")
+        said = "; ".join(f"{name}: {why.strip()}" for name, why in per_run.items())
+    elif isinstance(upper_bound_only, str):
+        per_run, said = None, upper_bound_only.strip()
+    else:
+        raise TypeError("upper_bound_only must be a sentence saying which cost the model counts at its best case "
+                        "(or a dict {run name: sentence} for some runs only).")
     if not callable(measure):
         raise TypeError("measure must be a function that times the runs and returns {name: Prediction}.")
     cores = whole_number("cores", cores, 1)
@@ -306,8 +316,12 @@ def judge(measure: Callable[[], Mapping[str, Prediction]], cores: int, rules: Ru
         if not isinstance(predictions, Mapping) or not predictions:
             raise TypeError("measure() must return a non-empty dict {name: Prediction}.")
         free = got >= rules.free_share * cores
-        runs = {name: rate(name, p, free and not upper_bound_only, rules) for name, p in predictions.items()}
-        verdict = Verdict(runs, attempt, cores, got, strict(), rules, upper_bound_only.strip())
+        if per_run is not None and not set(per_run) <= set(predictions):
+            raise KeyError(f"upper_bound_only names runs that measure() did not return: "
+                           f"{sorted(set(per_run) - set(predictions))}; the runs are {list(predictions)}.")
+        bounded = set(predictions) if per_run is None and said else set(per_run or ())
+        runs = {name: rate(name, p, free and name not in bounded, rules) for name, p in predictions.items()}
+        verdict = Verdict(runs, attempt, cores, got, strict(), rules, said)
         if verdict.passed:
             break
     return verdict

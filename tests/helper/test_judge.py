@@ -179,6 +179,25 @@ def test_upper_bound_only_never_fails_a_slow_run_but_still_fails_one_that_beats_
         judge(planted({"a": run([1.0], 1.0)})[0], cores=2, upper_bound_only=None)
 
 
+def test_upper_bound_only_for_named_runs_keeps_both_bounds_on_the_others(cores, monkeypatch):
+    monkeypatch.setenv(judge_module.STRICT_ENV, "strict")
+    why = "one piece's cores busy left out"
+    both_slow = {"a": run([1.0, 1.0], 0.3), "b": run([1.0, 1.0], 0.3)}
+    verdict = judge(planted(both_slow)[0], cores=2, upper_bound_only={"b": why})
+    assert verdict.status("a") == verdict.status("b") == "far slower"
+    assert [run.name for run in verdict.failures] == ["a"]  # b is far slower too, but only its best case is modelled
+    assert f"upper bound only: b: {why}" in str(verdict)
+    with pytest.raises(AssertionError, match="a: measured"):
+        verdict.check()
+    fast = judge(planted({"a": run([1.0], 1.0), "b": run([1.0], 2.0)})[0], cores=2, upper_bound_only={"b": why})
+    with pytest.raises(AssertionError, match="beats the model"):
+        fast.check()
+    with pytest.raises(KeyError, match="did not return"):
+        judge(planted({"a": run([1.0], 1.0)})[0], cores=2, upper_bound_only={"c": why})
+    with pytest.raises(TypeError, match="a sentence each"):
+        judge(planted({"a": run([1.0], 1.0)})[0], cores=2, upper_bound_only={"a": " "})
+
+
 def test_the_reading_flips_on_each_side_of_every_rule_and_with_the_cores(cores):
     """Pages choose their sentences from ``reading``: planted numbers on each side of each threshold."""
     spread_edge = 1.0 + 0.0  # one repeat: no spread
