@@ -134,7 +134,8 @@ def nested_rhat_threshold(chains_per_superchain: int, tolerance: float = 1e-4) -
     """The threshold ``1 + delta`` below which nested R-hat says the chains have converged.
 
     ``sqrt(1 + 1 / M + tolerance)`` for ``M = chains_per_superchain``, as in the
-    experiments of Margossian et al. (2024), whose published code takes
+    experiments of Margossian et al. (2024), whose published analysis
+    (``analyze_results.ipynb`` in github.com/charlesm93/nested-rhat) takes
     ``tolerance = 1e-4``. Why ``1 / M``: even with every chain stationary, a
     superchain's mean averages only its ``M`` chains, so the variance of the
     superchain means ``B`` is still about ``W / M`` (exactly so with one draw a
