@@ -12,7 +12,7 @@ Modules, one idea each:
 - :mod:`parallel_mcmc.plots`: the plots that recur (speedups, scaling, NUTS steps per draw).
 - :mod:`parallel_mcmc.chains`: BlackJAX chain runners (one after another, lockstep, over a mesh).
 - :mod:`parallel_mcmc.lockstep`: integration-step accounting, what lockstep costs.
-- :mod:`parallel_mcmc.diagnostics`: draws to ArviZ, for R-hat and ESS.
+- :mod:`parallel_mcmc.diagnostics`: draws to ArviZ, for R-hat and ESS; nested R-hat (from draws or summaries) and its threshold.
 - :mod:`parallel_mcmc.numpyro_runner`: a NumPyro runner that spreads chains over devices.
 - :mod:`parallel_mcmc.consensus`: consensus Monte Carlo (data shards, sub-posteriors, combination).
 - :mod:`parallel_mcmc.process_group`: start a group of processes that form one JAX program (``jax.distributed``).

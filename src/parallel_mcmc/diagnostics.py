@@ -4,7 +4,11 @@ ArviZ computes R-hat, the effective sample size and trace plots from an
 ``InferenceData`` whose variables have ``(chain, draw, ...)`` axes.
 :func:`to_inference_data` builds one from the draws the chain runners return.
 :func:`nested_rhat` is the nested R-hat of many short chains grouped into
-superchains (Margossian et al.), which ArviZ does not provide.
+superchains (Margossian et al.), which ArviZ does not provide;
+:func:`nested_rhat_from_summaries` computes the same number from each
+chain's mean and variance alone (what :func:`parallel_mcmc.chains.summary_runner`
+keeps), and :func:`nested_rhat_threshold` is the threshold its authors
+compare it with.
 """
 
 from __future__ import annotations
@@ -14,9 +18,9 @@ from typing import Any, Mapping
 import arviz as az
 import numpy as np
 
-from .validate import whole_number
+from .validate import real_number, whole_number
 
-__all__ = ["to_inference_data", "nested_rhat"]
+__all__ = ["to_inference_data", "nested_rhat", "nested_rhat_from_summaries", "nested_rhat_threshold"]
 
 
 def to_inference_data(positions: Mapping[str, Any]):
@@ -33,6 +37,44 @@ def to_inference_data(positions: Mapping[str, Any]):
     return az.from_dict(posterior=posterior)
 
 
+def _check_superchains(num_chains: int, num_superchains: Any) -> int:
+    num_superchains = whole_number("num_superchains", num_superchains, 2)
+    if num_chains % num_superchains:
+        raise ValueError(
+            f"{num_chains} chains cannot be split into {num_superchains} superchains of equal size: "
+            "choose a divisor of the number of chains."
+        )
+    return num_superchains
+
+
+def _refuse_non_finite(bad_chains: np.ndarray, what: str) -> None:
+    bad = sorted(set(np.nonzero(bad_chains)[0].tolist()))
+    if bad:
+        raise ValueError(
+            f"{what} of chain(s) {bad[:10]}{' ...' if len(bad) > 10 else ''} hold NaN or infinite values: such a "
+            "chain diverged or its log-density returned NaN; find out why (or drop those chains) before diagnosing."
+        )
+
+
+def _nested_rhat(chain_means: np.ndarray, chain_variances: np.ndarray, num_draws: int, num_superchains: int) -> float:
+    """Nested R-hat from every chain's mean and variance (divisor ``num_draws - 1``), chains in superchain order."""
+    num_chains = chain_means.shape[0]
+    means = chain_means.reshape(num_superchains, num_chains // num_superchains)  # (superchain, chain)
+    variances = chain_variances.reshape(means.shape)
+    between = means.mean(axis=1).var(ddof=1)
+    between_chains = means.var(axis=1, ddof=1) if means.shape[1] > 1 else np.zeros(num_superchains)
+    within_chains = variances.mean(axis=1) if num_draws > 1 else np.zeros(num_superchains)
+    within = float((between_chains + within_chains).mean())
+    if within == 0.0:
+        raise ValueError(
+            "no spread within any superchain (W = 0): every chain is constant"
+            + (", and with one chain a superchain and one draw a chain nothing can vary; use several chains per "
+               "superchain or more draws." if num_draws == 1 or num_chains == num_superchains else
+               "; the chains did not move (a step size of 0, or every proposal rejected?).")
+        )
+    return float(np.sqrt(1.0 + between / within))
+
+
 def nested_rhat(draws: Any, num_superchains: int) -> float:
     """Nested R-hat of one quantity's ``(chain, draw)`` draws, chains grouped into ``num_superchains``.
 
@@ -47,35 +89,66 @@ def nested_rhat(draws: Any, num_superchains: int) -> float:
 
     and nested R-hat is ``sqrt(1 + B / W)``. Unlike the classic R-hat, it needs
     no long chains: many chains in each superchain stand in for the draws of a
-    long one. Values near 1 say that the superchains agree.
+    long one. Values near 1 say that the superchains agree; compare them with
+    :func:`nested_rhat_threshold`. It needs only each chain's mean and
+    variance: :func:`nested_rhat_from_summaries` gives the same number from those.
     """
     x = np.asarray(draws, dtype=float)
     if x.ndim != 2:
         raise ValueError(f"draws must have shape (chain, draw), got {x.shape}: pass one quantity at a time.")
-    num_superchains = whole_number("num_superchains", num_superchains, 2)
     num_chains, num_draws = x.shape
-    if num_chains % num_superchains:
+    num_superchains = _check_superchains(num_chains, num_superchains)
+    _refuse_non_finite(~np.isfinite(x).all(axis=1), "draws")
+    variances = x.var(axis=1, ddof=1) if num_draws > 1 else np.zeros(num_chains)
+    return _nested_rhat(x.mean(axis=1), variances, num_draws, num_superchains)
+
+
+def nested_rhat_from_summaries(means: Any, variances: Any, num_draws: int, num_superchains: int) -> float:
+    """Nested R-hat of one quantity from each chain's mean and variance, no draws kept.
+
+    ``means`` and ``variances`` have one entry per chain, in the order that
+    :func:`nested_rhat` groups into superchains; the variances divide by
+    ``num_draws - 1``, as :func:`parallel_mcmc.chains.summary_runner` returns
+    them (with one draw a chain they are not used). Nested R-hat needs no more
+    than these, so this equals :func:`nested_rhat` of the draws they summarize.
+    """
+    m = np.asarray(means, dtype=float)
+    v = np.asarray(variances, dtype=float)
+    if m.ndim != 1 or v.shape != m.shape:
         raise ValueError(
-            f"{num_chains} chains cannot be split into {num_superchains} superchains of equal size: "
-            "choose a divisor of the number of chains."
+            f"means and variances must both have shape (chain,), got {m.shape} and {v.shape}: pass one quantity "
+            "at a time, e.g. mean['loc'] and variance['loc'] from summary_runner."
         )
-    if not np.isfinite(x).all():
-        bad = sorted(set(np.nonzero(~np.isfinite(x))[0].tolist()))
+    num_draws = whole_number("num_draws", num_draws, 1)
+    num_superchains = _check_superchains(m.shape[0], num_superchains)
+    _refuse_non_finite(~(np.isfinite(m) & np.isfinite(v)), "means or variances")
+    if (v < 0).any():
         raise ValueError(
-            f"draws of chain(s) {bad[:10]}{' ...' if len(bad) > 10 else ''} hold NaN or infinite values: such a "
-            "chain diverged or its log-density returned NaN; find out why (or drop those chains) before diagnosing."
+            f"variances of chain(s) {np.nonzero(v < 0)[0][:10].tolist()} are negative: pass each chain's variance "
+            "(divisor num_draws - 1), not a difference or a log-variance."
         )
-    x = x.reshape(num_superchains, num_chains // num_superchains, num_draws)
-    chain_means = x.mean(axis=2)  # (superchain, chain)
-    between = chain_means.mean(axis=1).var(ddof=1)
-    between_chains = chain_means.var(axis=1, ddof=1) if x.shape[1] > 1 else np.zeros(num_superchains)
-    within_chains = x.var(axis=2, ddof=1).mean(axis=1) if num_draws > 1 else np.zeros(num_superchains)
-    within = float((between_chains + within_chains).mean())
-    if within == 0.0:
+    return _nested_rhat(m, v, num_draws, num_superchains)
+
+
+def nested_rhat_threshold(chains_per_superchain: int, tolerance: float = 1e-4) -> float:
+    """The threshold ``1 + delta`` below which nested R-hat says the chains have converged.
+
+    ``sqrt(1 + 1 / M + tolerance)`` for ``M = chains_per_superchain``, as in the
+    experiments of Margossian et al. (2024), whose published analysis
+    (``analyze_results.ipynb`` in github.com/charlesm93/nested-rhat) takes
+    ``tolerance = 1e-4``. Why ``1 / M``: even with every chain stationary, a
+    superchain's mean averages only its ``M`` chains, so the variance of the
+    superchain means ``B`` is still about ``W / M`` (exactly so with one draw a
+    chain, less with more draws), and nested R-hat stays near
+    ``sqrt(1 + 1 / M)``. ``tolerance`` is how much more ``B / W`` may be, the
+    squared bias of the superchain means left by warm-up, in units of ``W``,
+    that one accepts. Compare nested R-hat, never the classic one, with it.
+    """
+    chains_per_superchain = whole_number("chains_per_superchain", chains_per_superchain, 2)
+    tolerance = real_number("tolerance", tolerance, above=0)
+    if tolerance >= 1:
         raise ValueError(
-            "no spread within any superchain (W = 0): every chain is constant"
-            + (", and with one chain a superchain and one draw a chain nothing can vary; use several chains per "
-               "superchain or more draws." if num_draws == 1 or num_chains == num_superchains else
-               "; the chains did not move (a step size of 0, or every proposal rejected?).")
+            f"tolerance is the accepted excess of B / W over 1 / M and must be small (1e-4 in the paper's "
+            f"experiments, at most 0.01 or so); {tolerance!r} would accept superchains a posterior sd apart."
         )
-    return float(np.sqrt(1.0 + between / within))
+    return float(np.sqrt(1.0 + 1.0 / chains_per_superchain + tolerance))

@@ -119,3 +119,88 @@ def test_nested_rhat_of_constant_chains_is_undefined():
         diagnostics.nested_rhat(np.repeat([[1.0], [1.0], [2.0], [2.0]], 5, axis=1), 2)
     with pytest.raises(ValueError, match="one chain a superchain and one draw a chain.*several chains"):
         diagnostics.nested_rhat(np.array([[1.0], [2.0]]), 2)
+
+
+# ---------------------------------------------------------------- nested_rhat_from_summaries
+
+
+@pytest.mark.parametrize("num_chains, num_draws, num_superchains", [(12, 7, 3), (16, 1, 4), (6, 5, 6), (64, 2, 8)])
+def test_nested_rhat_from_summaries_equals_nested_rhat_of_the_draws(num_chains, num_draws, num_superchains):
+    rng = np.random.default_rng(num_chains + num_draws)
+    draws = rng.normal(size=(num_chains, num_draws)) + rng.normal(size=(num_chains, 1))  # chains that disagree
+    variances = draws.var(axis=1, ddof=1) if num_draws > 1 else np.zeros(num_chains)
+    from_summaries = diagnostics.nested_rhat_from_summaries(draws.mean(axis=1), variances, num_draws, num_superchains)
+    assert from_summaries == pytest.approx(diagnostics.nested_rhat(draws, num_superchains), rel=1e-12)
+
+
+def test_nested_rhat_from_summaries_worked_by_hand():
+    # the draws of test_nested_rhat_worked_by_hand, summarized: means 1, 3, 11, 13, variances var(0, 2) = 2 each
+    means, variances = np.array([1.0, 3.0, 11.0, 13.0]), np.full(4, 2.0)
+    assert diagnostics.nested_rhat_from_summaries(means, variances, 2, 2) == pytest.approx(np.sqrt(13.5))
+    # with one draw a chain the variances are not used (summary_runner returns 0 for them)
+    assert diagnostics.nested_rhat_from_summaries(means, np.zeros(4), 1, 2) == pytest.approx(np.sqrt(1 + 50 / 2))
+
+
+def test_nested_rhat_from_summaries_refuses_bad_input():
+    means, variances = np.arange(4.0), np.ones(4)
+    with pytest.raises(ValueError, match=r"shape \(chain,\).*one quantity at a time"):
+        diagnostics.nested_rhat_from_summaries(means[:, None], variances[:, None], 5, 2)
+    with pytest.raises(ValueError, match=r"got \(4,\) and \(3,\)"):
+        diagnostics.nested_rhat_from_summaries(means, variances[:3], 5, 2)
+    with pytest.raises(ArgumentError, match="num_draws must be a whole number >= 1"):
+        diagnostics.nested_rhat_from_summaries(means, variances, 0, 2)
+    with pytest.raises(ValueError, match="4 chains cannot be split into 3 superchains"):
+        diagnostics.nested_rhat_from_summaries(means, variances, 5, 3)
+    with pytest.raises(ValueError, match=r"chain\(s\) \[2\] hold NaN"):
+        diagnostics.nested_rhat_from_summaries(means, np.array([1.0, 1.0, np.nan, 1.0]), 5, 2)
+    with pytest.raises(ValueError, match=r"variances of chain\(s\) \[1\] are negative"):
+        diagnostics.nested_rhat_from_summaries(means, np.array([1.0, -1.0, 1.0, 1.0]), 5, 2)
+    with pytest.raises(ValueError, match="every chain is constant; the chains did not move"):
+        diagnostics.nested_rhat_from_summaries(np.array([1.0, 1.0, 2.0, 2.0]), np.zeros(4), 5, 2)
+
+
+# ---------------------------------------------------------------- nested_rhat_threshold
+
+
+def test_nested_rhat_threshold_of_the_papers_experiments():
+    # Margossian et al.'s published analysis (charlesm93/nested-rhat, analyze_results.ipynb): K = 16 superchains of
+    # M = 2048 / 16 = 128 chains, tau = 1e-4, threshold sqrt(1 + 1/M + tau); the nested R-hats that its adaptive
+    # warm-up cell compared with it (M = 128, tau = 1e-4), 1.0095 the smallest, were all printed "acceptable = False"
+    threshold = diagnostics.nested_rhat_threshold(128)
+    assert threshold == pytest.approx(np.sqrt(1 + 1 / 128 + 1e-4)) and threshold == pytest.approx(1.003948, abs=1e-6)
+    assert all(value > threshold for value in (1.1742830, 1.0388356, 1.0251961, 1.0094726, 1.0101491))
+
+
+def test_nested_rhat_threshold_follows_chains_per_superchain_and_tolerance():
+    assert diagnostics.nested_rhat_threshold(16) == pytest.approx(np.sqrt(1 + 1 / 16 + 1e-4))
+    assert diagnostics.nested_rhat_threshold(4, tolerance=0.01) == pytest.approx(np.sqrt(1.26))
+    # fewer chains a superchain: its mean is noisier even at stationarity, so the threshold is higher
+    thresholds = [diagnostics.nested_rhat_threshold(m) for m in (2, 8, 32, 512)]
+    assert thresholds == sorted(thresholds, reverse=True) and thresholds[-1] > 1.0
+
+
+def test_nested_rhat_threshold_is_what_stationary_chains_reach():
+    # independent draws (stationary, mixed chains) of 16 superchains of M chains, one draw each: B / W is about
+    # 1 / M, so nested R-hat lands near sqrt(1 + 1/M), around the threshold, not near 1.01
+    rng = np.random.default_rng(4)
+    for m in (4, 32):
+        values = [diagnostics.nested_rhat(rng.normal(size=(16 * m, 1)), 16) for _ in range(200)]
+        assert np.median(values) == pytest.approx(np.sqrt(1 + 1 / m), abs=0.3 / m)
+        assert 0.3 < np.mean(np.array(values) < diagnostics.nested_rhat_threshold(m)) < 0.8
+
+
+@pytest.mark.parametrize("bad", [1, 0, 2.5, True, "16"])
+def test_nested_rhat_threshold_needs_two_chains_a_superchain(bad):
+    with pytest.raises(ArgumentError, match="chains_per_superchain must be a whole number >= 2"):
+        diagnostics.nested_rhat_threshold(bad)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1e-4, np.nan, np.inf, "1e-4", None])
+def test_nested_rhat_threshold_needs_a_positive_tolerance(bad):
+    with pytest.raises(ArgumentError, match="tolerance must be a positive number"):
+        diagnostics.nested_rhat_threshold(16, tolerance=bad)
+
+
+def test_nested_rhat_threshold_refuses_a_tolerance_that_accepts_anything():
+    with pytest.raises(ValueError, match="must be small .*1e-4"):
+        diagnostics.nested_rhat_threshold(16, tolerance=1.0)
