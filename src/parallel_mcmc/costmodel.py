@@ -176,6 +176,7 @@ def pool_time(
     *,
     overhead_per_task: float = 0.0,
     master_cores: float = 0.0,
+    master_cpu_per_task: float = 0.0,
     chunksize: int = 1,
 ) -> float:
     """A pool that evaluates ``tasks_per_round`` equal tasks per round, in ``rounds`` rounds one after another.
@@ -191,7 +192,13 @@ def pool_time(
     it: the sending of one worker's chunk overlaps the others' work, never its
     own. The workers share what is left of ``cores`` after the master's
     ``master_cores`` (a polling master keeps about one core busy), so a round
-    also lasts no less than its work spread over those cores. Without
+    also lasts no less than its work spread over those cores. A master that
+    does not poll still works for every task: ``master_cpu_per_task`` is its
+    own CPU seconds per task (pickling, dispatch, reading the answers: the
+    main process's CPU time of a map, :attr:`~parallel_mcmc.timing.Timing.cpu_times`,
+    over its tasks), and that work takes its turn on the same cores as the
+    workers' work, so a round lasts no less than
+    ``(tasks * (task_seconds + master_cpu_per_task)) / cores``. Without
     overhead and with a core for each worker, a round lasts the busiest
     worker's ``ceil(tasks / workers)`` task times.
     """
@@ -203,6 +210,7 @@ def pool_time(
     cores = real_number("cores", cores, above=0)
     overhead_per_task = real_number("overhead_per_task", overhead_per_task, least=0)
     master_cores = real_number("master_cores", master_cores, least=0)
+    master_cpu_per_task = real_number("master_cpu_per_task", master_cpu_per_task, least=0)
     free = cores - master_cores
     if free <= 0:
         raise ValueError(f"master_cores ({master_cores}) leaves none of the {cores} cores to the workers.")
@@ -213,7 +221,7 @@ def pool_time(
         worker = min(range(workers), key=worker_idle.__getitem__)  # the first worker to be idle takes it
         channel_free = max(channel_free, worker_idle[worker]) + size * overhead_per_task
         worker_idle[worker] = channel_free + size * task_seconds
-    cores_bound = chunks[0] * overhead_per_task + tasks_per_round * task_seconds / free
+    cores_bound = chunks[0] * overhead_per_task + tasks_per_round * (task_seconds + master_cpu_per_task) / free
     return rounds * max(max(worker_idle), cores_bound)
 
 
@@ -225,6 +233,7 @@ def pool_run_time(
     *,
     overhead_per_task: float = 0.0,
     master_cores: float = 0.0,
+    master_cpu_per_task: float = 0.0,
     pool_map_chunks: bool = False,
 ) -> float:
     """A run whose maps had ``tasks_per_map`` tasks each, one map after another: a :func:`pool_time` round a map.
@@ -239,7 +248,7 @@ def pool_run_time(
         pool_time(
             n, 1, task_seconds, workers, cores,
             overhead_per_task=overhead_per_task, master_cores=master_cores,
-            chunksize=map_chunksize(n, workers) if pool_map_chunks else 1,
+            master_cpu_per_task=master_cpu_per_task, chunksize=map_chunksize(n, workers) if pool_map_chunks else 1,
         )
         for n in tasks_per_map
     )

@@ -73,6 +73,18 @@ def test_pool_time():
     assert cm.pool_time(16, 1, 2.1e-3, workers=2, cores=2, overhead_per_task=1.77e-3, chunksize=2) < 0.8 * serial_sum
     # more workers than cores: the work spread over the cores decides
     assert cm.pool_time(16, 1, 1.0, workers=4, cores=2) == pytest.approx(8.0)
+    # the master's own CPU per task takes its turn on the cores: 16 tasks of 1 s and 0.5 s of the master's CPU
+    # each on 2 workers and 2 cores last 16 * 1.5 / 2 = 12 s, not the 8 s of the workers' share alone
+    assert cm.pool_time(16, 1, 1.0, workers=2, cores=2, master_cpu_per_task=0.5) == pytest.approx(12.0)
+    # with a core to spare it costs nothing: 2 workers on 4 cores, the busiest worker's 8 tasks decide
+    assert cm.pool_time(16, 1, 1.0, workers=2, cores=4, master_cpu_per_task=0.5) == pytest.approx(8.0)
+    # a master CPU small against the sending decides nothing (the process_pools sweep: 100 µs tasks,
+    # about 50 µs of overhead and 20-50 µs of the master's CPU a task, chunks of 2)
+    kw = dict(workers=2, cores=2, overhead_per_task=50e-6, chunksize=2)
+    assert cm.pool_time(16, 1, 100e-6, master_cpu_per_task=30e-6, **kw) == cm.pool_time(16, 1, 100e-6, **kw)
+    assert cm.pool_run_time([16, 16], 1.0, workers=2, cores=2, master_cpu_per_task=0.5) == pytest.approx(24.0)
+    with pytest.raises(ValueError, match="master_cpu_per_task"):
+        cm.pool_time(4, 1, 1.0, workers=2, cores=2, master_cpu_per_task=-1.0)
     with pytest.raises(ValueError, match="chunksize"):
         cm.pool_time(4, 1, 1.0, workers=2, cores=2, chunksize=0)
     with pytest.raises(ValueError, match="leaves none"):

@@ -30,6 +30,7 @@ from booktools.site.published_notebooks import (
     published_wheel,
     setup_cell_source,
     site_url,
+    sphinx_labels,
     wheel_name,
 )
 
@@ -50,6 +51,35 @@ def test_markdown_roles_become_plain_markdown():
         f"[the model]({SITE}chapters/getting_started/cost_model.html) and "
         f"[chain methods]({SITE}chapters/numpyro/chain_methods.html)."
     )
+
+
+def test_references_become_links_to_their_targets():
+    labels = {"sec-rules": ("chapters/getting_started/cost_model", "sec-rules", "Three rules"),
+              "ex-numpyro-split": ("chapters/numpyro/chain_methods", "ex-numpyro-split", ""),
+              "intro": ("intro", "", "Parallel MCMC with JAX")}
+    text = ("See {ref}`sec-rules`, {ref}`the rules <sec-rules>`, {ref}`ex-numpyro-split` and {ref}`intro`; "
+            "{doc}`chain_methods` too.")
+    out = readable_markdown(text, {}, {}, SITE, "chapters/numpyro/a_correct_runner", labels=labels)
+    assert out == (
+        f"See [Three rules]({SITE}chapters/getting_started/cost_model.html#sec-rules), "
+        f"[the rules]({SITE}chapters/getting_started/cost_model.html#sec-rules), "
+        f"[ex-numpyro-split]({SITE}chapters/numpyro/chain_methods.html#ex-numpyro-split) and "
+        f"[Parallel MCMC with JAX]({SITE}intro.html); "
+        f"[chain methods]({SITE}chapters/numpyro/chain_methods.html) too."
+    )
+    assert "{ref}" not in out
+    with pytest.raises(KeyError, match="no-such-label"):
+        readable_markdown("{ref}`no-such-label`", {}, {}, SITE, "p", where="page p", labels=labels)
+
+
+def test_labels_from_the_sphinx_environment():
+    """The std domain's labels have a title, its anonymous labels (a target before a paragraph) none."""
+    std = {"labels": {"sec-rules": ("chapters/getting_started/cost_model", "sec-rules", "Three rules")},
+           "anonlabels": {"sec-rules": ("chapters/getting_started/cost_model", "sec-rules"),
+                          "fig-plot": ("chapters/numpyro/chain_methods", "fig-plot")}}
+    assert sphinx_labels(std) == {"sec-rules": ("chapters/getting_started/cost_model", "sec-rules", "Three rules"),
+                                  "fig-plot": ("chapters/numpyro/chain_methods", "fig-plot", "")}
+    assert sphinx_labels({}) == {}
 
 
 def test_exercise_blocks_become_headings():

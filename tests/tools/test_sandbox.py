@@ -8,6 +8,7 @@ grader is made to believe that no sandbox can be made (a hosted autograder, macO
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -146,3 +147,53 @@ def test_without_a_sandbox_nothing_is_graded(tmp_path, monkeypatch, capsys):
     assert not out.exists() and not (tmp_path / "grades.csv").exists()
     report = grade_module.grade_notebook(sub, book=book)
     assert report.exercises == [] and report.problems == [f"not graded: {why}"]
+
+
+# --------------------------------------------------------------------------- a grader that is killed
+
+# Starts a sandbox the way the grader's kernel manager does (a new session, so no signal to the grader's
+# process group reaches it), says so, and waits: a grader that is killed while a kernel runs.
+GRADER = textwrap.dedent("""
+    import subprocess, sys, time
+    from pathlib import Path
+    from booktools.coursework import sandbox
+    cmd = sandbox.command(["sleep", "600"], Path(sys.argv[1]), [], sandbox.environment(), cpu_seconds=60)
+    proc = subprocess.Popen(cmd, start_new_session=True)
+    print(proc.pid, flush=True)
+    time.sleep(600)
+""")
+
+
+@needs_sandbox
+def test_a_killed_grader_takes_its_sandboxes_along(tmp_path):
+    import signal
+    import time
+
+    psutil = pytest.importorskip("psutil")
+    job = tmp_path / "job"
+    (job / "work").mkdir(parents=True)
+    for path in (tmp_path, job, job / "work"):
+        path.chmod(0o755)
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": os.pathsep.join(sys.path)}
+    grader = subprocess.Popen([sys.executable, "-c", GRADER, str(job)], stdout=subprocess.PIPE, text=True, env=env)
+    sandboxed = []
+    try:
+        psutil.Process(int(grader.stdout.readline()))  # the sandbox's outermost process is up
+        deadline = time.monotonic() + 60
+        while True:  # until the command inside the sandbox runs
+            sandboxed = psutil.Process(grader.pid).children(recursive=True)
+            if any(p.name() == "sleep" for p in sandboxed):
+                break
+            assert time.monotonic() < deadline, f"the sandbox did not start: {[p.name() for p in sandboxed]}"
+            time.sleep(0.1)
+        assert len(sandboxed) >= 3, [p.name() for p in sandboxed]  # unshare, the first process inside, sleep
+        grader.send_signal(signal.SIGTERM)
+        assert grader.wait(timeout=30) == -signal.SIGTERM
+        gone, alive = psutil.wait_procs(sandboxed, timeout=30)
+        assert not alive, f"sandbox processes outlived the grader: {[(p.pid, p.name()) for p in alive]}"
+    finally:
+        grader.kill()
+        grader.wait()
+        for p in sandboxed:  # only if the test failed: what it started
+            with contextlib.suppress(psutil.NoSuchProcess):
+                p.kill()

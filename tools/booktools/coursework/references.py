@@ -262,7 +262,7 @@ def _best_group(rng: np.random.Generator) -> dict:
         case = (int(rng.integers(100, 10**7)), float(rng.uniform(0.5, 5)), float(rng.uniform(0.05, 3)),
                 float(rng.uniform(1e-5, 1e-2)), int(rng.choice([2, 4, 8, 16, 64])), int(rng.integers(2, 65)))
         if best_group(*case) != best_group(case[0], case[1], 0.0, *case[3:]):  # start-up per process matters
-            cases.append(case)
+            cases.append((case, best_group(*case)))
     return {"cases": cases}
 
 
@@ -438,7 +438,7 @@ CALLS: dict[str, tuple[int, Callable[[dict], list[tuple]]]] = {
     "parallel_mcmc.exercises.sharding_lab.device_trips": (0, lambda kw: [(np.asarray(s).copy(), d) for s, d in kw["cases"]]),
     "parallel_mcmc.exercises.getting_started.bottleneck": (0, lambda kw: [([dict(e) for e in c],) for c in kw["cases"]]),
     "parallel_mcmc.exercises.beyond_one_machine.my_chains": (0, lambda kw: [tuple(a) for a, _ in kw["cases"]] + [tuple(a) for a in kw["uneven"]]),
-    "parallel_mcmc.exercises.beyond_one_machine.best_group": (0, lambda kw: [tuple(c) for c in kw["cases"]]),
+    "parallel_mcmc.exercises.beyond_one_machine.best_group": (0, lambda kw: [tuple(a) for a, _ in kw["cases"]]),
     "parallel_mcmc.exercises.beyond_one_machine.combine_chains": (0, _combine_calls),
     "parallel_mcmc.exercises.beyond_one_machine.job_header": (0, lambda kw: [tuple(a) for a, _ in kw["cases"]]),
     "parallel_mcmc.exercises.numpyro.split_compile": (0, _split_calls),

@@ -26,7 +26,11 @@
   a user namespace, as its root user, which is the grader's own user outside),
   without capabilities or new privileges;
 - with limits: CPU seconds, file size, open files, address space, processes, no core dumps;
-- under a small first process that reaps orphans (the kernel is not process 1).
+- under a small first process that reaps orphans (the kernel is not process 1);
+- tied to the process that starts it: ``unshare`` itself gets ``SIGKILL`` when the thread that
+  started it ends (``setpriv --pdeathsig``; the grader starts and stops each kernel in one
+  thread), so a grader that is killed (``SIGTERM``, ``SIGKILL``) takes its kernels and every
+  process in their namespaces with it instead of leaving them running.
 
 The second half, run as ``python -m booktools.coursework.sandbox ...`` inside the new
 namespaces, makes the new root and the limits and then starts the command.
@@ -134,7 +138,9 @@ def command(argv: Sequence[str], job: Path, hide: Sequence[Path], keep: Sequence
         inner += ["--memory", str(int(memory_bytes))]
     if os.geteuid() != 0:
         inner += ["--user-namespace"]
-    return [*_unshare(), *inner, "--", *argv]
+    # unshare outlives its parent unless told otherwise; the first process inside dies with unshare (below)
+    die_with_parent = [shutil.which("setpriv") or "setpriv", "--pdeathsig", "KILL", "--"]
+    return [*die_with_parent, *_unshare(), *inner, "--", *argv]
 
 
 # --------------------------------------------------------------------------- the new root (mount(2), pivot_root(2))

@@ -35,7 +35,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from . import course_edition
-from .published_notebooks import publish_site
+from .published_notebooks import publish_site, sphinx_labels
 
 
 def _repo_parts(url: str) -> tuple[str, str]:
@@ -111,7 +111,8 @@ def publish_notebooks(app, exception):
     url = app.config.html_theme_options.get("repository_url", "")
     if not (root / "src" / "parallel_mcmc").is_dir() or not url:
         return  # a book without the helper package (the build tests' one-page books)
-    publish_site(app.outdir, Path(app.outdir).parent / "jupyter_execute", root, url)
+    publish_site(app.outdir, Path(app.outdir).parent / "jupyter_execute", root, url,
+                 labels=sphinx_labels(app.env.domaindata.get("std", {})))
 
 
 def keep_cached_outputs() -> None:

@@ -3,7 +3,7 @@
 The site publishes each executed chapter as ``_sources/<page>.ipynb``, which
 the Colab and Binder buttons open and the download button hands out. Outside
 the book's repository two things go wrong with them: ``parallel_mcmc`` is not
-installed, and MyST's roles (``{glue:text}``, ``{cite:p}``, ``{doc}``) and the
+installed, and MyST's roles (``{glue:text}``, ``{cite:p}``, ``{doc}``, ``{ref}``) and the
 exercise blocks show up as raw markup. :func:`publish_notebook` fixes both:
 
 - it puts a **set-up cell** first, which does nothing where the helper package
@@ -11,8 +11,9 @@ exercise blocks show up as raw markup. :func:`publish_notebook` fixes both:
   site, with the book's pinned versions as constraints) and says so;
 - it rewrites the Markdown cells: glued values become their values (formatted
   as the page formats them), citations become "(Author et al., year)" with a
-  link to the bibliography, links to other pages point at the website, and
-  exercise and solution blocks become bold headings.
+  link to the bibliography, links to other pages and to labelled targets
+  (a section, an exercise) point at the website, and exercise and solution
+  blocks become bold headings.
 
 :func:`publish_site` does it for every notebook of a built site and writes the
 wheel and the constraints beside it; the book's Sphinx extension calls it at
@@ -41,6 +42,7 @@ __all__ = [
     "SETUP_TAG",
     "setup_cell_source",
     "citation_texts",
+    "sphinx_labels",
     "readable_markdown",
     "add_setup_cell",
     "publish_notebook",
@@ -93,6 +95,14 @@ def citation_texts(bib_file: str | Path) -> dict[str, str]:
     return texts
 
 
+def sphinx_labels(std_domain: Mapping[str, Any]) -> dict[str, tuple[str, str, str]]:
+    """``{label: (page, anchor, title)}`` for every target a ``{ref}`` may name, from the Sphinx environment's
+    ``env.domaindata["std"]`` (its ``labels``, which have a title, and ``anonlabels``, which have none: "")."""
+    found = {name: (doc, anchor, "") for name, (doc, anchor) in std_domain.get("anonlabels", {}).items()}
+    found.update({name: (doc, anchor, title) for name, (doc, anchor, title) in std_domain.get("labels", {}).items()})
+    return found
+
+
 def _glue_text(name: str, spec: str, values: Mapping[str, str], where: str) -> str:
     if name not in values:
         raise KeyError(f"{where}: no glued value named {name!r} (was the page executed?)")
@@ -110,11 +120,15 @@ def _glue_text(name: str, spec: str, values: Mapping[str, str], where: str) -> s
 
 
 def readable_markdown(source: str, glue: Mapping[str, str], citations: Mapping[str, str], site: str,
-                      page: str, where: str = "") -> str:
-    """One Markdown cell as plain Markdown: glue, citations, page links and exercise blocks resolved.
+                      page: str, where: str = "", labels: Mapping[str, tuple[str, str, str]] | None = None) -> str:
+    """One Markdown cell as plain Markdown: glue, citations, page links, references and exercise blocks resolved.
 
     ``glue`` maps names to the ``text/plain`` of their glued values; ``site`` is
-    the website's address and ``page`` this page's path in it (``chapters/part/page``).
+    the website's address and ``page`` this page's path in it (``chapters/part/page``);
+    ``labels`` the targets ``{ref}`` may name, ``{label: (page, anchor, title)}``
+    (:func:`sphinx_labels`): a ``{ref}`` of a label alone becomes a link to the
+    target with its title as the text (the label itself where it has none),
+    one written ``text <label>`` a link with that text.
     """
     bibliography = f"{site}chapters/reference/bibliography.html"
 
@@ -144,7 +158,18 @@ def readable_markdown(source: str, glue: Mapping[str, str], citations: Mapping[s
 
     out = re.sub(r"\{glue(?::text)?\}`([A-Za-z0-9_]+)(?::([^`]*))?`", glued, source)
     out = re.sub(r"\{cite(:[pt])?\}`([^`]+)`", cited, out)
+    def referenced(match: re.Match) -> str:
+        text, label = match.group(1).strip(), match.group(2)
+        if label is None:  # {ref}`label`
+            text, label = "", text
+        label = label.strip()
+        if label not in (labels or {}):
+            raise KeyError(f"{where}: no target labelled {label!r} for {{ref}} (is it defined in the book?)")
+        doc, anchor, title = labels[label]
+        return f"[{text or title or label}]({site}{doc}.html{f'#{anchor}' if anchor else ''})"
+
     out = re.sub(r"\{doc\}`([^`<]+?)(?:\s*<([^`>]+)>)?`", linked, out)
+    out = re.sub(r"\{ref\}`([^`<]+?)(?:\s*<([^`>]+)>)?`", referenced, out)
     out = re.sub(r"```\{exercise-start\}[^\n]*\n(?::label:\s*(\S+)\s*\n)?(?::[^\n]*\n)*```",
                  lambda m: f"**Exercise{f' ({m.group(1)})' if m.group(1) else ''}.**", out)
     out = re.sub(r"```\{solution-start\}[^\n]*\n(?::[^\n]*\n)*```", "**Solution.**", out)
@@ -162,12 +187,12 @@ def add_setup_cell(nb: Any, wheel: str, constraints: str = "") -> Any:
 
 
 def publish_notebook(nb: Any, glue: Mapping[str, str], citations: Mapping[str, str], site: str, page: str,
-                     wheel: str, constraints: str = "") -> Any:
+                     wheel: str, constraints: str = "", labels: Mapping[str, tuple[str, str, str]] | None = None) -> Any:
     """A copy of ``nb`` with the set-up cell first and every Markdown cell made plain (see the module)."""
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            cell.source = readable_markdown(cell.source, glue, citations, site, page, where=page)
+            cell.source = readable_markdown(cell.source, glue, citations, site, page, where=page, labels=labels)
     add_setup_cell(nb, wheel, constraints)
     nb.cells = [c for c in nb.cells if c.cell_type != "markdown" or c.source.strip()]
     for cell in nb.cells:
@@ -231,12 +256,14 @@ def site_url(repository_url: str) -> str:
     return f"https://{match.group(1)}.github.io/{match.group(2)}/"
 
 
-def publish_site(html_dir: str | Path, executed_dir: str | Path, root: str | Path, repository_url: str) -> list[Path]:
+def publish_site(html_dir: str | Path, executed_dir: str | Path, root: str | Path, repository_url: str,
+                 labels: Mapping[str, tuple[str, str, str]] | None = None) -> list[Path]:
     """Rewrite every notebook under ``html_dir/_sources`` for publishing; write the wheel and constraints.
 
     ``executed_dir`` is where the build keeps each executed notebook's glued
     values (``<page>.glue.json``); ``root`` holds ``src/``, ``pyproject.toml``,
-    ``requirements.txt`` and ``references.bib``. Returns the notebooks written.
+    ``requirements.txt`` and ``references.bib``; ``labels`` the build's targets
+    for ``{ref}`` (:func:`sphinx_labels`). Returns the notebooks written.
     """
     html_dir, executed_dir, root = Path(html_dir), Path(executed_dir), Path(root)
     site = site_url(repository_url)
@@ -253,7 +280,7 @@ def publish_site(html_dir: str | Path, executed_dir: str | Path, root: str | Pat
         glue = {name: out.get("data", {}).get("text/plain", "") for name, out in glued.items()}
         nb = nbformat.read(path, as_version=4)
         nb = publish_notebook(nb, glue, citations, site, page, wheel=f"{site}wheels/{wheel.name}",
-                              constraints=f"{site}wheels/constraints.txt")
+                              constraints=f"{site}wheels/constraints.txt", labels=labels)
         nbformat.write(nb, path)
         written.append(path)
     return written
