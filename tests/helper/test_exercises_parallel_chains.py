@@ -202,6 +202,49 @@ def test_faster_rejects_unmeasured_or_thin_evidence():
         check.faster_method("gpu", {"a": _timing("a", [1, 1, 1]), "b": _timing("b", [2, 2, 2])})
 
 
+# --- lockstep efficiency of chains in groups -----------------------------------------
+
+def _grouped(steps, num_groups):
+    blocks = np.split(np.asarray(steps), num_groups)
+    return np.sum(steps) / sum(b.shape[0] * b.max(axis=0).sum() for b in blocks)
+
+
+def test_grouped_efficiency_accepts_the_solution_in_numpy_and_jnp(capsys):
+    check.grouped_efficiency(_grouped)
+    check.grouped_efficiency(lambda s, g: jnp.sum(s) / sum(b.shape[0] * jnp.max(b, axis=0).sum()
+                                                           for b in jnp.split(jnp.asarray(s), g)))
+    assert capsys.readouterr().out.count("grouped lockstep efficiency: correct") == 2
+
+
+def test_grouped_efficiency_on_a_given_case():
+    """Blocks [[1, 9], [8, 1]] and [[1, 1], [3, 2]]: they pay 2 * (8 + 9) + 2 * (3 + 2) = 44 for 26 steps."""
+    steps = np.array([[1, 9], [8, 1], [1, 1], [3, 2]])
+    check.grouped_efficiency(_grouped, cases=[(steps, 2)])
+    assert _grouped(steps, 2) == pytest.approx(26 / 44)
+    assert _grouped(steps, 4) == 1.0 and _grouped(steps, 1) == pytest.approx(26 / (4 * 17))
+
+
+def _interleaved(s, g):
+    return _grouped(s[np.arange(s.shape[0]).reshape(g, -1).T.ravel()], g)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda s, g: 1 / _grouped(s, g), "inverse"),
+    (lambda s, g: s.sum() / sum(b.max(axis=0).sum() for b in np.split(s, g)), "above 1"),
+    (lambda s, g: _grouped(s, 1), "one lockstep group"),
+    (_interleaved, "consecutive"),
+    (lambda s, g: np.mean([b.mean(axis=0) / b.max(axis=0) for b in np.split(s, g)]), "each draw's ratio"),
+    (lambda s, g: s.mean() / s.max(), "single longest trajectory"),
+    (lambda s, g: _grouped(s.T, g) if s.shape[1] % g == 0 else _grouped(s, g), "axes are swapped"),
+    (lambda s, g: 0.5, "expected"),
+])
+def test_grouped_efficiency_rejects_plausible_wrong_answers(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        check.grouped_efficiency(wrong)
+    with pytest.raises(AssertionError, match="function itself"):
+        check.grouped_efficiency(0.5)
+
+
 # --- state machine speedup -------------------------------------------------------
 
 def _machine(L, step, iteration):

@@ -64,6 +64,11 @@ REFERENCES = {
         (lambda s: (int(np.argmax(np.asarray(s).sum(axis=1))), 0.5), "most steps in all|saves the most|single longest|should be"),
         (lambda s: (references.costliest_chain(s)[0], 2 * references.costliest_chain(s)[1]), "should be|steps saved"),
     ]),
+    "parallel_mcmc.exercises.parallel_chains.grouped_efficiency": (references.grouped_efficiency, True, [
+        (lambda s, g: 1 / references.grouped_efficiency(s, g), "inverse"),
+        (lambda s, g: references.grouped_efficiency(s, 1), "one lockstep group|expected"),
+        (lambda s, g: s.mean() / s.max(), "single longest trajectory|expected"),
+    ]),
     "parallel_mcmc.exercises.parallel_chains.machine_speedup": (references.machine_speedup, True, [
         (lambda L, s, i: 1 / references.machine_speedup(L, s, i), "inverse"),
         (lambda L, s, i: L.max(axis=0).sum() * s / (L.sum(axis=1).mean() * i), "average total|expected"),

@@ -18,7 +18,7 @@ from parallel_mcmc.models import sinusoid
 
 from .harness import Argument
 
-__all__ = ["steps_to_pay", "predict_sharded", "bottleneck", "costliest_chain", "machine_speedup", "device_trips", "max_draws", "best_group", "my_chains", "job_header", "gaussian_consensus", "sharing_crossover", "cost_for_speedup", "log_prob_noise", "pair_acceptance",
+__all__ = ["steps_to_pay", "predict_sharded", "bottleneck", "costliest_chain", "machine_speedup", "grouped_efficiency", "device_trips", "max_draws", "best_group", "my_chains", "job_header", "gaussian_consensus", "sharing_crossover", "cost_for_speedup", "log_prob_noise", "pair_acceptance",
            "UNSEEN", "CALLS", "unseen"]
 
 
@@ -62,6 +62,12 @@ def machine_speedup(lengths: np.ndarray, step_cost: float, iteration_cost: float
     largest total of one chain, each at its cost per step."""
     lengths = np.asarray(lengths)
     return float(lengths.max(axis=0).sum() * step_cost / (lengths.sum(axis=1).max() * iteration_cost))
+
+
+def grouped_efficiency(steps: np.ndarray, num_groups: int) -> float:
+    """All the chains' steps over those paid for when equal consecutive blocks of chains each run in lockstep."""
+    steps = np.asarray(steps)
+    return float(steps.sum() / sum(b.shape[0] * b.max(axis=0).sum() for b in np.split(steps, num_groups)))
 
 
 def device_trips(steps: np.ndarray, num_devices: int) -> tuple[np.ndarray, np.ndarray]:
@@ -201,6 +207,16 @@ def _machine_speedup(rng: np.random.Generator) -> dict:
         lengths = rng.geometric(1 / float(rng.uniform(2, 20)), size=(int(rng.integers(2, 9)), int(rng.integers(2, 9))))
         step = float(rng.uniform(1e-6, 1e-4))
         cases.append((lengths, step, step * float(rng.uniform(1.05, 2.0))))
+    return {"cases": cases}
+
+
+def _grouped_efficiency(rng: np.random.Generator) -> dict:
+    cases = []
+    for _ in range(4):
+        num_groups = int(rng.integers(2, 5))
+        steps = rng.geometric(1 / float(rng.uniform(2, 30)),
+                              size=(num_groups * int(rng.integers(2, 5)), num_groups * int(rng.integers(1, 4))))
+        cases.append((steps, num_groups))
     return {"cases": cases}
 
 
@@ -379,6 +395,7 @@ UNSEEN: dict[str, Callable[[np.random.Generator], dict[str, Any]]] = {
     "parallel_mcmc.exercises.getting_started.steps_to_pay": _steps_to_pay,
     "parallel_mcmc.exercises.parallel_chains.costliest_chain": _costliest,
     "parallel_mcmc.exercises.parallel_chains.machine_speedup": _machine_speedup,
+    "parallel_mcmc.exercises.parallel_chains.grouped_efficiency": _grouped_efficiency,
     "parallel_mcmc.exercises.getting_started.predict_sharded": _predict_sharded,
     "parallel_mcmc.exercises.getting_started.bottleneck": _bottleneck,
     "parallel_mcmc.exercises.sharding_lab.explicit_log_likelihood": _lab_betas,
@@ -430,6 +447,8 @@ CALLS: dict[str, tuple[int, Callable[[dict], list[tuple]]]] = {
     "parallel_mcmc.exercises.parallel_chains.costliest_chain": (0, lambda kw: [(np.asarray(s).copy(),) for s in kw["cases"]]),
     "parallel_mcmc.exercises.parallel_chains.machine_speedup": (
         0, lambda kw: [(np.asarray(lengths).copy(), step, iteration) for lengths, step, iteration in kw["cases"]]),
+    "parallel_mcmc.exercises.parallel_chains.grouped_efficiency": (
+        0, lambda kw: [(np.asarray(steps).copy(), groups) for steps, groups in kw["cases"]]),
     "parallel_mcmc.exercises.getting_started.predict_sharded": (
         0, lambda kw: [(np.asarray(st).copy(), np.asarray(ss, float).copy(), d, c, i) for st, ss, d, c, i in kw["cases"]]),
     "parallel_mcmc.exercises.sharding_lab.explicit_log_likelihood": (0, _lab_calls),
