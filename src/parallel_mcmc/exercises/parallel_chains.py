@@ -7,6 +7,7 @@ from typing import Any, Callable, Mapping, Sequence
 import jax
 import numpy as np
 
+from ..lockstep import lockstep_cost
 from ..timing import Timing
 from ..validate import whole_number
 from . import as_float, call, expect, passed, traced_program
@@ -23,14 +24,10 @@ _WAIT_CASES = [
 ]
 
 
-def _lockstep(steps: np.ndarray) -> int:
-    return int(steps.max(axis=0).sum())
-
-
 def _savings(steps: np.ndarray) -> np.ndarray:
     """Lockstep steps saved by leaving out each chain."""
-    full = _lockstep(steps)
-    return np.array([full - _lockstep(np.delete(steps, c, axis=0)) for c in range(steps.shape[0])])
+    full = lockstep_cost(steps)
+    return np.array([full - lockstep_cost(np.delete(steps, c, axis=0)) for c in range(steps.shape[0])])
 
 
 def costliest_chain(fn: Callable[[np.ndarray], Any], cases: Sequence[Any] | None = None) -> None:
@@ -46,7 +43,7 @@ def costliest_chain(fn: Callable[[np.ndarray], Any], cases: Sequence[Any] | None
         steps = np.asarray(steps)
         saved = _savings(steps)
         want = int(np.argmax(saved))
-        share = saved[want] / _lockstep(steps)
+        share = saved[want] / lockstep_cost(steps)
         where = f"costliest_chain(steps) for steps={steps.tolist()}"
         out = call(fn, steps.copy(), what=where)
         expect(isinstance(out, (tuple, list)) and len(out) == 2,
@@ -62,12 +59,12 @@ def costliest_chain(fn: Callable[[np.ndarray], Any], cases: Sequence[Any] | None
                 raise AssertionError(f"{where} named chain {got_chain:g}, the one with the single longest draw. One "
                                      "long draw costs less than many moderately long ones that the others wait for.")
             raise AssertionError(f"{where} named chain {got_chain:g}; leaving out chain {want} saves the most "
-                                 f"lockstep steps ({saved[want]} of {_lockstep(steps)}).")
+                                 f"lockstep steps ({saved[want]} of {lockstep_cost(steps)}).")
         if np.isclose(got_share, share, rtol=1e-5):
             continue
         if np.isclose(got_share, saved[want], rtol=1e-5):
             raise AssertionError(f"{where} returned {got_share:g}, the steps saved; return them as a fraction of the "
-                                 f"lockstep total, {_lockstep(steps)}.")
+                                 f"lockstep total, {lockstep_cost(steps)}.")
         if np.isclose(got_share, saved[want] / steps.sum(), rtol=1e-5):
             raise AssertionError(f"{where} returned {got_share:g}: that divides by all chains' steps. The share is of "
                                  "the lockstep total: the sum over draws of the slowest chain's steps.")
@@ -136,8 +133,8 @@ _GROUP_CASES = [
 
 
 def _grouped(steps: np.ndarray, num_groups: int) -> float:
-    blocks = np.split(steps, num_groups)
-    return float(steps.sum() / sum(b.shape[0] * b.max(axis=0).sum() for b in blocks))
+    """All the steps over those paid for: each block's chains times its lockstep cost."""
+    return float(steps.sum() / sum(b.shape[0] * lockstep_cost(b) for b in np.split(steps, num_groups)))
 
 
 def grouped_efficiency(fn: Callable[..., Any], cases: Sequence[tuple] | None = None) -> None:
