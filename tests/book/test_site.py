@@ -14,7 +14,6 @@ import http.server
 import json
 import re
 import shutil
-import subprocess
 import threading
 from pathlib import Path
 from urllib.parse import urlparse
@@ -43,9 +42,7 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def site():
-    proc = subprocess.run(["make", "-C", str(ROOT), "book"], capture_output=True, text=True, timeout=3600)
-    assert proc.returncode == 0, "make book failed:\n" + proc.stdout[-4000:] + proc.stderr[-4000:]
+def site(built_site):
     handler = functools.partial(QuietHandler, directory=str(HTML))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -1,22 +1,22 @@
 """The profiling page's trace is published with the site and opens offline: a gzip'd Chrome trace-event file.
 
-Reads the built site (``make book``); the page writes the trace when it runs and links it with ``{download}``,
-so Sphinx copies it under ``_downloads/``. Skipped where the site has not been built.
+Reads the site as ``make book`` builds it (the ``built_site`` fixture of tests/book/conftest.py builds it once
+per session); the page writes the trace when it runs and links it with ``{download}``, so Sphinx copies it under
+``_downloads/``.
 """
 
 import gzip
 import json
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 PAGE = HTML / "chapters" / "getting_started" / "profiling.html"
 
 
-@pytest.mark.skipif(not PAGE.is_file(), reason="the site is not built: run make book")
-def test_the_trace_is_published_and_parses():
+def test_the_trace_is_published_and_parses(built_site):
+    assert PAGE.is_file(), f"make book wrote no {PAGE.relative_to(ROOT)}"
     published = list((HTML / "_downloads").rglob("parallel_run.trace.json.gz"))
     assert len(published) == 1, f"expected the page's trace under _build/html/_downloads, found {published}"
     link = published[0].relative_to(HTML).as_posix()

@@ -5,6 +5,9 @@ use_cpu_devices can still set the device count) and loads none of the book's too
 from __future__ import annotations
 
 import importlib
+import os
+import subprocess
+import sys
 import pkgutil
 import re
 import tomllib
@@ -55,3 +58,17 @@ def test_importing_every_module_starts_no_backend_and_no_tool(run_python):
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.splitlines() == ["False []", "3"]
+
+
+def test_arviz_s_daily_notice_is_hidden_and_other_warnings_are_not(tmp_path):
+    """ArviZ 0.23 warns on its first import of the day (a stamp in the user's cache); with the package imported first,
+    a fresh cache shows nothing; without it the notice appears (so this test sees the case it is about)."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "without")}
+    bare = subprocess.run([sys.executable, "-c", "import arviz"], capture_output=True, text=True, env=env, timeout=120)
+    assert "ArviZ is undergoing a major refactor" in bare.stderr
+    env["XDG_CACHE_HOME"] = str(tmp_path / "with")
+    code = "import parallel_mcmc, arviz, warnings; warnings.warn('still shown', FutureWarning)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "ArviZ is undergoing" not in proc.stderr
+    assert "FutureWarning: still shown" in proc.stderr
