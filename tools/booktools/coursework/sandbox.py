@@ -307,8 +307,9 @@ def _init(argv: list[str]) -> None:
 
     The kernel must not be process 1 itself: process 1 of a namespace does not get the
     default handling of signals and inherits every orphan, which confuses
-    ``multiprocessing`` (its resource tracker). Interrupts reach the kernel directly
-    (it shares the grader's process group); this process ignores them.
+    ``multiprocessing`` (its resource tracker). Interrupts reach the kernel directly:
+    jupyter_client starts the sandbox's command in a session of its own and signals that
+    session's whole process group, which the kernel stays in; this process ignores them.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
