@@ -599,6 +599,7 @@ GRADED_WHOLE = {"chapters/sharding_lab/choosing_a_way.md", "chapters/sharding_la
 # not listed starts first; a stale figure only costs some waiting at the end.
 GRADE_SECONDS = {
     "chapters/parallel_chains/chains_that_never_wait.md": 59,
+    "chapters/parallel_chains/shared_trajectory_length.md": 58,
     "chapters/beyond_one_machine/multi_process_jax.md": 56,
     "chapters/parallel_chains/more_chains_than_devices.md": 24,
     "chapters/getting_started/devices.md": 18,
