@@ -276,3 +276,70 @@ def test_machine_speedup_rejects_plausible_wrong_answers(wrong, message):
         check.machine_speedup(wrong)
     with pytest.raises(AssertionError, match="function itself"):
         check.machine_speedup(1.5)
+
+
+# --- time to a target ------------------------------------------------------------
+
+def _to_target(ess, chains, rhat, target, margin, warmup, per_draw):
+    if rhat >= 1.01:
+        return None
+    draws = int(np.ceil(margin * target / (ess * chains)))
+    return draws, warmup + per_draw * draws
+
+
+def _answer(draws, seconds):
+    """A wrong answer that still refuses where R-hat is 1.01 or more, as the right one does."""
+    def answer(ess, chains, rhat, target, margin, warmup, per_draw):
+        if rhat >= 1.01:
+            return None
+        return draws(ess, chains, target, margin), seconds(ess, chains, target, margin, warmup, per_draw)
+
+    return answer
+
+
+def _right_draws(ess, chains, target, margin):
+    return int(np.ceil(margin * target / (ess * chains)))
+
+
+def test_time_to_target_accepts_the_solution_in_numpy_and_jnp(capsys):
+    check.time_to_target(_to_target)
+    check.time_to_target(lambda e, c, r, t, m, w, s: None if r >= 1.01 else (
+        jnp.ceil(jnp.float32(m * t) / (jnp.float32(e) * c)), jnp.float32(w) + jnp.float32(s) * jnp.ceil(
+            jnp.float32(m * t) / (jnp.float32(e) * c))))
+    assert capsys.readouterr().out.count("time to target: correct") == 2
+
+
+def test_time_to_target_on_a_given_case():
+    """4 chains of 0.3 ESS a draw each make 1.2 a draw: 1.25 x 1000 / 1.2 = 1041.7, so 1042 draws; 2 s + 1.042 s."""
+    case = ((0.3, 4, 1.0, 1000, 1.25, 2.0, 1e-3), (1042, 3.042))
+    check.time_to_target(_to_target, cases=[case])
+    assert _to_target(*case[0]) == pytest.approx(case[1])
+    with pytest.raises(AssertionError, match="should be 3.042 s"):
+        check.time_to_target(lambda *a: (1042, 3.5), cases=[case])
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (_answer(lambda e, c, t, m: m * t / (e * c), lambda e, c, t, m, w, s: w + s * m * t / (e * c)), "not rounded"),
+    (_answer(lambda e, c, t, m: int(np.floor(m * t / (e * c))), lambda e, c, t, m, w, s: 0.0), "rounded down"),
+    (_answer(lambda e, c, t, m: int(np.ceil(m * t / e)), lambda e, c, t, m, w, s: 0.0), "all .* chains together"),
+    (_answer(lambda e, c, t, m: int(np.ceil(t / (e * c))), lambda e, c, t, m, w, s: 0.0), "without the margin"),
+    (_answer(lambda e, c, t, m: int(np.ceil((1 + m) * t / (e * c))), lambda e, c, t, m, w, s: 0.0),
+     "times the target"),
+    (_answer(lambda e, c, t, m: int(np.ceil(t / (m * e * c))), lambda e, c, t, m, w, s: 0.0), "divided by the margin"),
+    (_answer(_right_draws, lambda e, c, t, m, w, s: s * _right_draws(e, c, t, m)), "warm-up"),
+    (_answer(_right_draws, lambda e, c, t, m, w, s: (w + s * _right_draws(e, c, t, m)) * m), "margin applied to the time"),
+    (_answer(_right_draws, lambda e, c, t, m, w, s: w + s * c * _right_draws(e, c, t, m)), "each draw paid"),
+    (_answer(_right_draws, lambda e, c, t, m, w, s: w + s * m * t / (e * c)), "before rounding up"),
+    (_answer(_right_draws, lambda e, c, t, m, w, s: 2 * w), "should be"),
+    (_answer(lambda e, c, t, m: 7, lambda e, c, t, m, w, s: 0.0), "the chains need"),
+    (lambda e, c, r, t, m, w, s: _to_target(e, c, 1.0, t, m, w, s), "Return None"),
+    (lambda e, c, r, t, m, w, s: None if r > 1.01 else _to_target(e, c, 1.0, t, m, w, s), "Return None"),
+    (lambda e, c, r, t, m, w, s: None, "is below 1.01"),
+    (lambda e, c, r, t, m, w, s: _to_target(e, c, r, t, m, w, s) or [][0], "rather than raise"),
+    (lambda e, c, r, t, m, w, s: _right_draws(e, c, t, m), "return two things"),
+])
+def test_time_to_target_rejects_plausible_wrong_answers(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        check.time_to_target(wrong)
+    with pytest.raises(AssertionError, match="function itself"):
+        check.time_to_target((968, 0.55))

@@ -601,6 +601,7 @@ GRADE_SECONDS = {
     "chapters/parallel_chains/chains_that_never_wait.md": 59,
     "chapters/parallel_chains/shared_trajectory_length.md": 58,
     "chapters/beyond_one_machine/multi_process_jax.md": 56,
+    "chapters/parallel_chains/time_to_target.md": 43,
     "chapters/parallel_chains/more_chains_than_devices.md": 24,
     "chapters/getting_started/devices.md": 18,
     "chapters/parallel_chains/many_short_chains.md": 18,

@@ -69,6 +69,16 @@ REFERENCES = {
         (lambda s, g: references.grouped_efficiency(s, 1), "one lockstep group|expected"),
         (lambda s, g: s.mean() / s.max(), "single longest trajectory|expected"),
     ]),
+    "parallel_mcmc.exercises.parallel_chains.time_to_target": (references.time_to_target, False, [
+        (lambda e, c, r, t, m, w, s: references.time_to_target(e, 1, r, t, m, w, s),
+         "chains together|the chains need"),
+        (lambda e, c, r, t, m, w, s: references.time_to_target(e, c, r, t, m, 0.0, s), "warm-up|should be"),
+        (lambda e, c, r, t, m, w, s: references.time_to_target(e, c, r, t, 1.0, w, s),
+         "without the margin|the chains need"),
+        (lambda e, c, r, t, m, w, s: references.time_to_target(e, c, 1.0, t, m, w, s), "Return None"),
+        (lambda e, c, r, t, m, w, s: None if r >= 1.01 else (m * t / (e * c), w + s * m * t / (e * c)),
+         "not rounded"),
+    ]),
     "parallel_mcmc.exercises.parallel_chains.machine_speedup": (references.machine_speedup, True, [
         (lambda L, s, i: 1 / references.machine_speedup(L, s, i), "inverse"),
         (lambda L, s, i: L.max(axis=0).sum() * s / (L.sum(axis=1).mean() * i), "average total|expected"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Mapping, Sequence
 
 import jax
@@ -12,7 +13,7 @@ from ..timing import Timing
 from ..validate import whole_number
 from . import as_float, call, expect, passed, traced_program
 
-__all__ = ["costliest_chain", "machine_speedup", "grouped_efficiency", "spread_chains", "faster_method"]
+__all__ = ["costliest_chain", "machine_speedup", "grouped_efficiency", "spread_chains", "faster_method", "time_to_target"]
 
 # steps with axes (chain, draw): in each, the chain the others wait for most is neither the chain with the most
 # steps in all nor the one with the single longest draw, so that those plausible wrong answers are told apart.
@@ -288,3 +289,89 @@ def faster_method(choice: Any, timings: Mapping[str, Any]) -> None:
         f"({timings[fastest].median:.3f} s against {timings[choice].median:.3f} s, medians).",
     )
     passed(f"faster method ({choice})")
+
+
+# ((one chain's bulk ESS per draw, chains, largest R-hat, target ESS, margin, warm-up seconds, seconds a draw of every
+# chain), the answer: (draws per chain, seconds to the target), or None where R-hat is 1.01 or more). Written out as
+# data; in each, margin x target / (ESS per chain-draw x chains) is far from a whole number, and the mistakes named
+# below give other draws or times.
+_TARGET_CASES = [
+    ((0.31, 4, 1.004, 1000, 1.2, 0.35, 2.1e-4), (968, 0.55328)),
+    ((0.052, 64, 1.006, 400, 1.5, 2.4, 9e-4), (181, 2.5629)),
+    ((0.87, 2, 1.0009, 2000, 1.1, 0.05, 3e-5), (1265, 0.08795)),
+    ((0.013, 256, 1.002, 1000, 1.25, 0.9, 4e-3), (376, 2.404)),
+    ((0.42, 8, 1.01, 1000, 1.2, 0.6, 1e-3), None),
+    ((0.0021, 128, 1.27, 500, 1.2, 1.5, 2e-3), None),
+    ((0.6, 1, 1.0, 800, 1.3, 0.2, 5e-5), (1734, 0.2867)),
+]
+
+
+def time_to_target(fn: Callable[..., Any], cases: Sequence[tuple[tuple, Any]] | None = None) -> None:
+    """Check ``fn(ess_per_chain_draw, num_chains, max_rhat, target_ess, margin, warmup_seconds, seconds_per_draw)``.
+
+    From a pilot run: ``ess_per_chain_draw`` is its smallest bulk ESS (of all its chains together) over all its
+    draws (chains x draws per chain), ``max_rhat`` its largest R-hat; ``seconds_per_draw`` is the time of one draw
+    of all ``num_chains`` chains (they advance together) and ``warmup_seconds`` the warm-up's time. ``fn`` returns
+    ``(draws, seconds)``: the fewest whole draws per chain that give all the chains ``margin * target_ess`` at the
+    pilot's rate, and the warm-up plus those draws; or ``None`` where ``max_rhat`` is 1.01 or more (the chains
+    disagree and their ESS means nothing). ``cases`` (default: a fixed table) lists ``(arguments, answer)``.
+    """
+    expect(callable(fn), "Pass your function itself, `time_to_target`, not the draws and time it returns.")
+    for args, want in cases if cases is not None else _TARGET_CASES:
+        ess, chains, rhat, target, margin, warmup, per_draw = args
+        where = f"time_to_target({', '.join(f'{a:g}' for a in args)})"
+        try:
+            got = call(fn, *args, what=where)
+        except AssertionError as err:
+            if want is None:
+                raise AssertionError(f"{err}\nWhere R-hat is 1.01 or more, return None rather than raise.") from None
+            raise
+        if want is None:
+            expect(got is None, f"{where} returned {got!r}, but the pilot's R-hat is {rhat:g}, 1.01 or more: its "
+                                "chains disagree, and an ESS counted from them means nothing. Return None.")
+            continue
+        if got is None:
+            raise AssertionError(f"{where} returned None, but the pilot's R-hat, {rhat:g}, is below 1.01: its chains "
+                                 "agree. Refuse only at 1.01 or more.")
+        expect(isinstance(got, (tuple, list)) and len(got) == 2,
+               f"{where} returned {type(got).__name__}; return two things: (draws per chain, seconds to the target).")
+        draws, seconds = as_float(got[0], where + "'s draws"), as_float(got[1], where + "'s seconds")
+        want_draws, want_seconds = int(want[0]), float(want[1])
+        if draws != want_draws:
+            exact = margin * target / (ess * chains)
+            slips = [  # (what a mistake gives, its name)
+                (exact, "not rounded: a chain cannot take part of a draw; round up"),
+                (math.floor(exact), "rounded down: that many draws fall short of the target; round up"),
+                (round(exact), "rounded to the nearest: that can fall short of the target; round up"),
+                (math.ceil(margin * target / ess), f"the draws of all {chains} chains together: the ESS per "
+                 f"chain-draw counts one chain, and {chains} chains add theirs at every draw; divide by them"),
+                (math.ceil(target / (ess * chains)), "without the margin: the margin multiplies the target ESS"),
+                (math.ceil((1 + margin) * target / (ess * chains)),
+                 f"with {1 + margin:g} times the target: the margin is a factor, {margin:g} times the target"),
+                (math.ceil(target / (margin * ess * chains)),
+                 "with the target divided by the margin: the margin asks for more ESS, not less"),
+            ]
+            for value, slip in slips:
+                if np.isclose(draws, value, rtol=1e-6) and not np.isclose(value, want_draws, rtol=1e-9):
+                    raise AssertionError(f"{where} gave {draws:g} draws per chain, {slip}. The chains need "
+                                         f"{want_draws}.")
+            raise AssertionError(f"{where} gave {draws:g} draws per chain; the chains need {want_draws}: margin x "
+                                 "target over the ESS that all the chains make in a draw, rounded up.")
+        if np.isclose(seconds, want_seconds, rtol=1e-5):
+            continue
+        slips = [
+            (per_draw * want_draws, "the draws alone: every chain pays its warm-up before its first draw; add it"),
+            ((warmup + per_draw * want_draws) * margin, "with the margin applied to the time too; it belongs on the "
+                                                        "ESS alone, which sets the draws"),
+            (warmup + per_draw * want_draws * chains, f"each draw paid {chains} times: seconds_per_draw is already "
+                                                      f"the time of a draw of all {chains} chains"),
+            (warmup + per_draw * margin * target / (ess * chains), "from the draws before rounding up; the chains "
+                                                                   "run whole draws"),
+        ]
+        for value, slip in slips:
+            if np.isclose(seconds, value, rtol=1e-5) and not np.isclose(value, want_seconds, rtol=1e-9):
+                raise AssertionError(f"{where} gave {seconds:g} s, {slip}. The time to the target is "
+                                     f"{want_seconds:g} s.")
+        raise AssertionError(f"{where}: the draws are right; the time {seconds:g} s should be {want_seconds:g} s, "
+                             "the warm-up and the draws at their time each.")
+    passed("time to target")

@@ -18,7 +18,7 @@ from parallel_mcmc.models import sinusoid
 
 from .harness import Argument
 
-__all__ = ["steps_to_pay", "predict_sharded", "bottleneck", "costliest_chain", "machine_speedup", "grouped_efficiency", "device_trips", "max_draws", "best_group", "my_chains", "job_header", "gaussian_consensus", "sharing_crossover", "cost_for_speedup", "log_prob_noise", "pair_acceptance",
+__all__ = ["steps_to_pay", "predict_sharded", "bottleneck", "costliest_chain", "machine_speedup", "grouped_efficiency", "time_to_target", "device_trips", "max_draws", "best_group", "my_chains", "job_header", "gaussian_consensus", "sharing_crossover", "cost_for_speedup", "log_prob_noise", "pair_acceptance",
            "UNSEEN", "CALLS", "unseen"]
 
 
@@ -68,6 +68,16 @@ def grouped_efficiency(steps: np.ndarray, num_groups: int) -> float:
     """All the chains' steps over those paid for when equal consecutive blocks of chains each run in lockstep."""
     steps = np.asarray(steps)
     return float(steps.sum() / sum(b.shape[0] * b.max(axis=0).sum() for b in np.split(steps, num_groups)))
+
+
+def time_to_target(ess_per_chain_draw: float, num_chains: int, max_rhat: float, target_ess: float, margin: float,
+                   warmup_seconds: float, seconds_per_draw: float) -> tuple[int, float] | None:
+    """The whole draws per chain that give all the chains ``margin * target_ess`` at the pilot's rate, and the
+    warm-up plus those draws at their time each (a draw of all chains at once); None where R-hat is 1.01 or more."""
+    if max_rhat >= 1.01:
+        return None
+    draws = int(np.ceil(margin * target_ess / (ess_per_chain_draw * num_chains)))
+    return draws, warmup_seconds + seconds_per_draw * draws
 
 
 def device_trips(steps: np.ndarray, num_devices: int) -> tuple[np.ndarray, np.ndarray]:
@@ -217,6 +227,22 @@ def _grouped_efficiency(rng: np.random.Generator) -> dict:
         steps = rng.geometric(1 / float(rng.uniform(2, 30)),
                               size=(num_groups * int(rng.integers(2, 5)), num_groups * int(rng.integers(1, 4))))
         cases.append((steps, num_groups))
+    return {"cases": cases}
+
+
+def _time_to_target(rng: np.random.Generator) -> dict:
+    cases = []
+    while len(cases) < 6:
+        args = (float(rng.uniform(0.002, 1.5)), int(2 ** rng.integers(0, 10)), float(rng.uniform(1.0, 1.0099)),
+                int(rng.choice([100, 400, 1000, 2000, 5000])), float(rng.uniform(1.05, 1.5)),
+                float(rng.uniform(0.01, 30.0)), float(rng.uniform(1e-5, 1e-2)))
+        exact = args[4] * args[3] / (args[0] * args[1])
+        if exact > 10 and 0.05 < exact % 1 < 0.95:  # far from a whole number: the last bit decides no ceiling
+            cases.append((args, time_to_target(*args)))
+    for rhat in (1.01, float(rng.uniform(1.01, 1.5))):  # chains that disagree, at the threshold and above it
+        args = (float(rng.uniform(0.002, 1.5)), int(2 ** rng.integers(0, 10)), rhat, 1000, 1.2,
+                float(rng.uniform(0.01, 30.0)), float(rng.uniform(1e-5, 1e-2)))
+        cases.append((args, time_to_target(*args)))
     return {"cases": cases}
 
 
@@ -396,6 +422,7 @@ UNSEEN: dict[str, Callable[[np.random.Generator], dict[str, Any]]] = {
     "parallel_mcmc.exercises.parallel_chains.costliest_chain": _costliest,
     "parallel_mcmc.exercises.parallel_chains.machine_speedup": _machine_speedup,
     "parallel_mcmc.exercises.parallel_chains.grouped_efficiency": _grouped_efficiency,
+    "parallel_mcmc.exercises.parallel_chains.time_to_target": _time_to_target,
     "parallel_mcmc.exercises.getting_started.predict_sharded": _predict_sharded,
     "parallel_mcmc.exercises.getting_started.bottleneck": _bottleneck,
     "parallel_mcmc.exercises.sharding_lab.explicit_log_likelihood": _lab_betas,
@@ -449,6 +476,7 @@ CALLS: dict[str, tuple[int, Callable[[dict], list[tuple]]]] = {
         0, lambda kw: [(np.asarray(lengths).copy(), step, iteration) for lengths, step, iteration in kw["cases"]]),
     "parallel_mcmc.exercises.parallel_chains.grouped_efficiency": (
         0, lambda kw: [(np.asarray(steps).copy(), groups) for steps, groups in kw["cases"]]),
+    "parallel_mcmc.exercises.parallel_chains.time_to_target": (0, lambda kw: [tuple(args) for args, _ in kw["cases"]]),
     "parallel_mcmc.exercises.getting_started.predict_sharded": (
         0, lambda kw: [(np.asarray(st).copy(), np.asarray(ss, float).copy(), d, c, i) for st, ss, d, c, i in kw["cases"]]),
     "parallel_mcmc.exercises.sharding_lab.explicit_log_likelihood": (0, _lab_calls),
