@@ -306,6 +306,16 @@ _TARGET_CASES = [
 ]
 
 
+def _fail_naming_the_slip(got: float, want: float, slips: Sequence[tuple[float, str]], rtol: float, gave: str,
+                          right: str, otherwise: str) -> None:
+    """Fail with the first mistake in ``slips`` (``(what it gives, its name)``) that gives ``got`` (unless it happens
+    to give the right answer ``want`` too): "``gave``, the mistake. ``right``"; with "``gave``; ``otherwise``" where
+    none does."""
+    slip = next((name for value, name in slips
+                 if np.isclose(got, value, rtol=rtol) and not np.isclose(value, want, rtol=1e-9)), None)
+    raise AssertionError(f"{gave}, {slip}. {right}" if slip else f"{gave}; {otherwise}")
+
+
 def time_to_target(fn: Callable[..., Any], cases: Sequence[tuple[tuple, Any]] | None = None) -> None:
     """Check ``fn(ess_per_chain_draw, num_chains, max_rhat, target_ess, margin, warmup_seconds, seconds_per_draw)``.
 
@@ -351,12 +361,10 @@ def time_to_target(fn: Callable[..., Any], cases: Sequence[tuple[tuple, Any]] | 
                 (math.ceil(target / (margin * ess * chains)),
                  "with the target divided by the margin: the margin asks for more ESS, not less"),
             ]
-            for value, slip in slips:
-                if np.isclose(draws, value, rtol=1e-6) and not np.isclose(value, want_draws, rtol=1e-9):
-                    raise AssertionError(f"{where} gave {draws:g} draws per chain, {slip}. The chains need "
-                                         f"{want_draws}.")
-            raise AssertionError(f"{where} gave {draws:g} draws per chain; the chains need {want_draws}: margin x "
-                                 "target over the ESS that all the chains make in a draw, rounded up.")
+            _fail_naming_the_slip(draws, want_draws, slips, 1e-6, f"{where} gave {draws:g} draws per chain",
+                                  f"The chains need {want_draws}.",
+                                  f"the chains need {want_draws}: margin x target over the ESS that all the chains "
+                                  "make in a draw, rounded up.")
         if np.isclose(seconds, want_seconds, rtol=1e-5):
             continue
         slips = [
@@ -368,10 +376,8 @@ def time_to_target(fn: Callable[..., Any], cases: Sequence[tuple[tuple, Any]] | 
             (warmup + per_draw * margin * target / (ess * chains), "from the draws before rounding up; the chains "
                                                                    "run whole draws"),
         ]
-        for value, slip in slips:
-            if np.isclose(seconds, value, rtol=1e-5) and not np.isclose(value, want_seconds, rtol=1e-9):
-                raise AssertionError(f"{where} gave {seconds:g} s, {slip}. The time to the target is "
-                                     f"{want_seconds:g} s.")
-        raise AssertionError(f"{where}: the draws are right; the time {seconds:g} s should be {want_seconds:g} s, "
-                             "the warm-up and the draws at their time each.")
+        _fail_naming_the_slip(seconds, want_seconds, slips, 1e-5, f"{where} gave {seconds:g} s",
+                              f"The time to the target is {want_seconds:g} s.",
+                              f"the draws are right, but the time should be {want_seconds:g} s: the warm-up and "
+                              "the draws at their time each.")
     passed("time to target")
