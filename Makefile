@@ -6,7 +6,9 @@
 # `make book` and `make test` create the Python environment (.venv) and the offline web assets (node_modules)
 # when they are missing or older than the files that pin them.
 
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+# Python 3.12 or newer (jax 0.12 needs it): from PATH first, then from pyenv's installs (tools/find_python.sh says
+# what to install when there is none). `make PYTHON=/path/to/python3.12 ...` chooses one.
+PYTHON ?= $(shell tools/find_python.sh)
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
@@ -20,6 +22,9 @@ PYTEST_ARGS ?= -v
 env: $(STAMP)
 
 $(STAMP): requirements.txt pyproject.toml tools/pyproject.toml
+	@test -n "$(PYTHON)" || { tools/find_python.sh; exit 1; }
+	@# A venv made by an older Python (the book was on 3.11) is made again.
+	@test ! -x $(PY) || $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 12))' || rm -rf $(VENV)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
@@ -78,6 +83,8 @@ grade: $(STAMP)
 	$(PY) -m booktools.coursework.grade $(GRADE_ARGS) $(SUBMISSIONS)
 
 $(LAB)/.installed: requirements-lab.txt requirements.txt
+	@test -n "$(PYTHON)" || { tools/find_python.sh; exit 1; }
+	@test ! -x $(LAB)/bin/python || $(LAB)/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 12))' || rm -rf $(LAB)
 	@test -x $(LAB)/bin/python || $(PYTHON) -m venv $(LAB)
 	$(LAB)/bin/python -m pip install --quiet --upgrade pip
 	$(LAB)/bin/python -m pip install --quiet -r requirements-lab.txt
@@ -90,7 +97,9 @@ lab: $(LAB)/.installed
 
 # Re-pin requirements.txt from requirements.in in a throw-away environment.
 pins:
+	@test -n "$(PYTHON)" || { tools/find_python.sh; exit 1; }
 	rm -rf _build/pins-venv && $(PYTHON) -m venv _build/pins-venv
+	_build/pins-venv/bin/pip install --quiet --upgrade pip
 	_build/pins-venv/bin/pip install --quiet -r requirements.in
 	{ sed -n '1,3p' requirements.txt; _build/pins-venv/bin/pip freeze --exclude-editable; echo "-e ."; echo "-e ./tools"; } > requirements.txt.new
 	mv requirements.txt.new requirements.txt && rm -rf _build/pins-venv

@@ -31,15 +31,7 @@ grader compares with; nothing a learner imports from here holds one.
 Import the modules you need; importing this package does not start JAX, so
 ``parallel_mcmc.devices.use_cpu_devices`` can still set the device count.
 
-Importing it also hides one message: ArviZ 0.23 (the pinned version) warns once a
-day, on its first import, that a later major version will change its interface.
-That notice is about versions the book does not install, and on a fresh machine
-it would land in the output of whichever page imports ArviZ first; every page
-imports this package before ArviZ. Other warnings, ArviZ's included, still show.
 """
-
-import warnings as _warnings
 
 __version__ = "0.1.0"
 
-_warnings.filterwarnings("ignore", message=r"\s*ArviZ is undergoing a major refactor", category=FutureWarning)

@@ -1,8 +1,9 @@
 """Convergence diagnostics of many chains, through ArviZ.
 
-ArviZ computes R-hat, the effective sample size and trace plots from an
-``InferenceData`` whose variables have ``(chain, draw, ...)`` axes.
-:func:`to_inference_data` builds one from the draws the chain runners return.
+ArviZ computes R-hat, the effective sample size and trace plots from a
+``DataTree`` (ArviZ 1; ArviZ 0.x called it ``InferenceData``) whose
+variables have ``(chain, draw, ...)`` axes. :func:`to_inference_data` builds
+one from the draws the chain runners return.
 :func:`nested_rhat` is the nested R-hat of many short chains grouped into
 superchains (Margossian et al.), which ArviZ does not provide;
 :func:`nested_rhat_from_summaries` computes the same number from each
@@ -24,7 +25,7 @@ __all__ = ["to_inference_data", "nested_rhat", "nested_rhat_from_summaries", "ne
 
 
 def to_inference_data(positions: Mapping[str, Any]):
-    """ArviZ ``InferenceData`` from a dict of ``(chain, draw)`` arrays, for R-hat and ESS."""
+    """ArviZ ``DataTree`` with a ``posterior`` group from a dict of ``(chain, draw)`` arrays, for R-hat and ESS."""
     if not isinstance(positions, Mapping) or not positions:
         raise TypeError("positions must be a non-empty dict of (chain, draw) arrays, like a runner's positions.")
     posterior = {name: np.asarray(value) for name, value in positions.items()}
@@ -34,7 +35,7 @@ def to_inference_data(positions: Mapping[str, Any]):
                 f"{name!r} has shape {value.shape}; ArviZ needs (chain, draw) axes. "
                 "For one chain, add a leading axis: value[None]."
             )
-    return az.from_dict(posterior=posterior)
+    return az.from_dict({"posterior": posterior})
 
 
 def _check_superchains(num_chains: int, num_superchains: Any) -> int:

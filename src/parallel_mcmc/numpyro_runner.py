@@ -18,6 +18,7 @@ from :class:`parallel_mcmc.timing.CompileLog`.
 
 from __future__ import annotations
 
+import importlib
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -239,8 +240,23 @@ class ChainRun:
     memory: Any = None
 
     def to_arviz(self):
-        """An ArviZ ``InferenceData`` with the chain axis kept."""
+        """An ArviZ ``DataTree`` (ArviZ 1's ``InferenceData``) with the chain axis kept."""
+        _restore_numpyro_initialization()
         return az.from_numpyro(self.mcmc)
+
+
+def _restore_numpyro_initialization() -> None:
+    """Put back ``numpyro.infer.initialization``, which ``az.from_numpyro`` reads, where a lazy import lost it.
+
+    ArviZ 1 imports NumPyro lazily (``lazy_loader``) as soon as it converts any data; if that happens before
+    NumPyro's first import, the NumPyro imported later lacks that attribute (seen with arviz-base 1.3.1,
+    numpyro 0.22 and Python 3.12.1) and ``az.from_numpyro`` fails with ``AttributeError``. Importing NumPyro
+    before ArviZ avoids it; this repairs it whatever the order.
+    """
+    import numpyro.infer
+
+    if not hasattr(numpyro.infer, "initialization"):
+        numpyro.infer.initialization = importlib.import_module("numpyro.infer.initialization")
 
 
 def run_chains(

@@ -164,21 +164,3 @@ def test_no_stray_outputs(page):
     found = stray_outputs(executed(page), page.relative_to(ROOT / "chapters").as_posix() in PRINTS_WITHOUT_CODE)
     assert not found, f"{page.relative_to(ROOT)}:\n" + "\n".join(found)
 
-
-#: An import of ArviZ, at the start of a line of a code cell.
-IMPORTS_ARVIZ = re.compile(r"^\s*(import arviz\b|from arviz\b)", re.M)
-IMPORTS_HELPER = re.compile(r"^\s*(import parallel_mcmc\b|from parallel_mcmc[.\s])", re.M)
-
-
-@pytest.mark.parametrize("page", CHAPTERS, ids=lambda p: str(p.relative_to(ROOT / "chapters")))
-def test_the_helper_is_imported_before_arviz(page):
-    """ArviZ's once-a-day notice of its next major version is hidden by importing ``parallel_mcmc``
-    (tests/helper/test_package.py); on a fresh machine it would otherwise land in the first page that imports ArviZ."""
-    code = "\n".join(c.source for c in jupytext.read(page).cells if c.cell_type == "code")
-    arviz, helper = IMPORTS_ARVIZ.search(code), IMPORTS_HELPER.search(code)
-    if arviz is None:
-        return
-    assert helper is not None and helper.start() < arviz.start(), (
-        f"{page.relative_to(ROOT)} imports ArviZ before parallel_mcmc: import a helper module first "
-        "(the first cell's use_cpu_devices does) or move the ArviZ import to the cell that uses it"
-    )
