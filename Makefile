@@ -17,7 +17,7 @@ ASSETS := node_modules/.installed
 JB_FLAGS ?= -W -n --keep-going
 PYTEST_ARGS ?= -v
 
-.PHONY: book course test lab clean distclean pins env student grade format bench
+.PHONY: book course test lab clean distclean pins env student grade format bench stack-gpu-machine
 
 env: $(STAMP)
 
@@ -103,6 +103,23 @@ pins:
 	_build/pins-venv/bin/pip install --quiet -r requirements.in
 	{ sed -n '1,3p' requirements.txt; _build/pins-venv/bin/pip freeze --exclude-editable; echo "-e ."; echo "-e ./tools"; } > requirements.txt.new
 	mv requirements.txt.new requirements.txt && rm -rf _build/pins-venv
+
+# The stack of the GPU machine the book targets (Python 3.12, jax/jaxlib 0.11.2, numpyro 0.21.0), everything else as
+# requirements.txt pins it: a fresh environment in _build/stack-gpu-machine, the helper's tests and three pages
+# (a sharding page, a NumPyro page, a BlackJAX chains page). Not part of `make test`: it installs a second stack.
+GPU_STACK := _build/stack-gpu-machine
+GPU_STACK_PAGES := chapters/sharding_lab/explicit_sharding.md chapters/numpyro/chain_methods.md \
+	chapters/parallel_chains/vmap_pmap_shard_map.md
+stack-gpu-machine: $(ASSETS)
+	@test -n "$(PYTHON)" || { tools/find_python.sh; exit 1; }
+	rm -rf $(GPU_STACK) && $(PYTHON) -m venv $(GPU_STACK)
+	$(GPU_STACK)/bin/pip install --quiet --upgrade pip
+	sed -e 's/^jax==.*/jax==0.11.2/' -e 's/^jaxlib==.*/jaxlib==0.11.2/' -e 's/^numpyro==.*/numpyro==0.21.0/' \
+		requirements.txt > $(GPU_STACK)/requirements.txt
+	$(GPU_STACK)/bin/pip install --quiet -r $(GPU_STACK)/requirements.txt
+	@$(GPU_STACK)/bin/python -c 'import sys, jax, jaxlib, numpyro, blackjax, arviz; print("stack:", "Python", sys.version.split()[0], "jax", jax.__version__, "jaxlib", jaxlib.__version__, "numpyro", numpyro.__version__, "blackjax", blackjax.__version__, "arviz", arviz.__version__)'
+	@echo "running: tests/helper and $(GPU_STACK_PAGES)"
+	PARALLEL_MCMC_TIMING=strict $(GPU_STACK)/bin/python -m pytest -q tests/helper $(GPU_STACK_PAGES)
 
 clean:
 	rm -rf _build .pytest_cache

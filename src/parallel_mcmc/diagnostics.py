@@ -4,12 +4,15 @@ ArviZ computes R-hat, the effective sample size and trace plots from a
 ``DataTree`` (ArviZ 1; ArviZ 0.x called it ``InferenceData``) whose
 variables have ``(chain, draw, ...)`` axes. :func:`to_inference_data` builds
 one from the draws the chain runners return.
-:func:`nested_rhat` is the nested R-hat of many short chains grouped into
-superchains (Margossian et al.), which ArviZ does not provide;
-:func:`nested_rhat_from_summaries` computes the same number from each
-chain's mean and variance alone (what :func:`parallel_mcmc.chains.summary_runner`
-keeps), and :func:`nested_rhat_threshold` is the threshold its authors
-compare it with.
+The nested R-hat of many short chains grouped into superchains (Margossian
+et al.) is ArviZ's ``az.rhat_nested(draws, method="identity",
+superchain_ids=...)`` (ArviZ 1; the default ``method="rank"`` splits and
+rank-normalizes the chains first, a different number). What ArviZ cannot do
+is compute it without the draws: :func:`nested_rhat_from_summaries` gives the
+same number from each chain's mean and variance alone (what
+:func:`parallel_mcmc.chains.summary_runner` keeps). :func:`superchain_ids`
+numbers consecutive blocks of chains, and :func:`nested_rhat_threshold` is the
+threshold the method's authors compare it with.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import numpy as np
 
 from .validate import real_number, whole_number
 
-__all__ = ["to_inference_data", "nested_rhat", "nested_rhat_from_summaries", "nested_rhat_threshold"]
+__all__ = ["to_inference_data", "superchain_ids", "nested_rhat_from_summaries", "nested_rhat_threshold"]
 
 
 def to_inference_data(positions: Mapping[str, Any]):
@@ -76,42 +79,37 @@ def _nested_rhat(chain_means: np.ndarray, chain_variances: np.ndarray, num_draws
     return float(np.sqrt(1.0 + between / within))
 
 
-def nested_rhat(draws: Any, num_superchains: int) -> float:
-    """Nested R-hat of one quantity's ``(chain, draw)`` draws, chains grouped into ``num_superchains``.
+def superchain_ids(num_chains: int, num_superchains: int) -> np.ndarray:
+    """Which superchain each chain belongs to: consecutive blocks of ``num_chains // num_superchains`` chains.
 
-    Consecutive blocks of ``chains // num_superchains`` chains form one
-    superchain each (chains that started from the same point, or from points
-    drawn alike). With ``K`` superchains of ``M`` chains of ``N`` draws,
-
-    - ``B``: the variance of the ``K`` superchain means (divisor ``K - 1``);
-    - ``W``: the average over superchains of the variance of their chains' means
-      (divisor ``M - 1``; 0 when ``M = 1``) plus their chains' average variance
-      (divisor ``N - 1``; 0 when ``N = 1``);
-
-    and nested R-hat is ``sqrt(1 + B / W)``. Unlike the classic R-hat, it needs
-    no long chains: many chains in each superchain stand in for the draws of a
-    long one. Values near 1 say that the superchains agree; compare them with
-    :func:`nested_rhat_threshold`. It needs only each chain's mean and
-    variance: :func:`nested_rhat_from_summaries` gives the same number from those.
+    The ``superchain_ids`` that ArviZ's ``az.rhat_nested`` takes, for chains laid out as
+    :func:`nested_rhat_from_summaries` groups them, e.g. ``[0, 0, 1, 1]`` for 4 chains in 2 superchains.
     """
-    x = np.asarray(draws, dtype=float)
-    if x.ndim != 2:
-        raise ValueError(f"draws must have shape (chain, draw), got {x.shape}: pass one quantity at a time.")
-    num_chains, num_draws = x.shape
+    num_chains = whole_number("num_chains", num_chains, 2)
     num_superchains = _check_superchains(num_chains, num_superchains)
-    _refuse_non_finite(~np.isfinite(x).all(axis=1), "draws")
-    variances = x.var(axis=1, ddof=1) if num_draws > 1 else np.zeros(num_chains)
-    return _nested_rhat(x.mean(axis=1), variances, num_draws, num_superchains)
+    return np.repeat(np.arange(num_superchains), num_chains // num_superchains)
 
 
 def nested_rhat_from_summaries(means: Any, variances: Any, num_draws: int, num_superchains: int) -> float:
     """Nested R-hat of one quantity from each chain's mean and variance, no draws kept.
 
-    ``means`` and ``variances`` have one entry per chain, in the order that
-    :func:`nested_rhat` groups into superchains; the variances divide by
-    ``num_draws - 1``, as :func:`parallel_mcmc.chains.summary_runner` returns
-    them (with one draw a chain they are not used). Nested R-hat needs no more
-    than these, so this equals :func:`nested_rhat` of the draws they summarize.
+    ``means`` and ``variances`` have one entry per chain; consecutive blocks of
+    ``chains // num_superchains`` chains form one superchain each (chains that
+    started from the same point, or from points drawn alike). The variances
+    divide by ``num_draws - 1``, as :func:`parallel_mcmc.chains.summary_runner`
+    returns them (with one draw a chain they are not used). With ``K``
+    superchains of ``M`` chains of ``N`` draws,
+
+    - ``B``: the variance of the ``K`` superchain means (divisor ``K - 1``);
+    - ``W``: the average over superchains of the variance of their chains' means
+      (divisor ``M - 1``; 0 when ``M = 1``) plus their chains' average variance
+      (0 when ``N = 1``);
+
+    and nested R-hat is ``sqrt(1 + B / W)``. That needs no more than these
+    summaries, so this equals ArviZ's ``az.rhat_nested(draws, method="identity",
+    superchain_ids=superchain_ids(chains, num_superchains))`` of the draws they
+    summarize (which needs 4 draws a chain or more). Compare it with
+    :func:`nested_rhat_threshold`.
     """
     m = np.asarray(means, dtype=float)
     v = np.asarray(variances, dtype=float)

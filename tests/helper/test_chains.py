@@ -3,6 +3,7 @@ and of reading the runners' output with parallel_mcmc.lockstep and parallel_mcmc
 
 from __future__ import annotations
 
+import arviz as az
 import blackjax
 import jax
 import jax.numpy as jnp
@@ -12,7 +13,7 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from parallel_mcmc import chains as ch
-from parallel_mcmc.diagnostics import nested_rhat, to_inference_data
+from parallel_mcmc.diagnostics import superchain_ids, to_inference_data
 from parallel_mcmc.lockstep import integration_steps
 from parallel_mcmc.models import normal
 
@@ -133,31 +134,14 @@ def test_to_inference_data_and_diagnostics(reference):
         to_inference_data([])
 
 
-def test_nested_rhat_agrees_with_its_formula_and_flags_disagreeing_superchains():
+def test_arviz_nested_rhat_flags_superchains_that_disagree():
+    """The chapters' nested R-hat is ArviZ's (method="identity", superchains as superchain_ids numbers them)."""
     rng = np.random.default_rng(0)
+    ids = superchain_ids(64, 8)
     mixed = rng.normal(size=(64, 5))  # 8 superchains of 8 chains of 5 draws, all alike
-    assert abs(nested_rhat(mixed, 8) - 1.0) < 0.05
+    assert abs(float(az.rhat_nested(mixed, method="identity", superchain_ids=ids)) - 1.0) < 0.05
     stuck = mixed + np.repeat(np.arange(8.0), 8)[:, None]  # each superchain around its own mean
-    assert nested_rhat(stuck, 8) > 2.0
-    # the formula, written out for 2 superchains of 2 chains of 3 draws
-    x = np.array([[0.0, 1, 2], [1, 2, 3], [5, 6, 7], [6, 7, 8]])
-    chain_means = np.array([[1.0, 2], [6, 7]])
-    between = np.var(chain_means.mean(1), ddof=1)
-    within = np.mean(np.var(chain_means, axis=1, ddof=1) + 1.0)  # each chain's variance is 1
-    assert nested_rhat(x, 2) == pytest.approx(np.sqrt(1 + between / within))
-    # one draw per chain: only the chains of a superchain measure the spread within it
-    assert np.isfinite(nested_rhat(rng.normal(size=(16, 1)), 4))
-
-
-def test_nested_rhat_refuses_bad_input():
-    with pytest.raises(ValueError, match="divisor"):
-        nested_rhat(np.zeros((10, 4)) + np.arange(4), 3)
-    with pytest.raises(ValueError, match="one quantity"):
-        nested_rhat(np.zeros((4, 4, 2)), 2)
-    with pytest.raises(ValueError, match="constant"):
-        nested_rhat(np.ones((4, 4)), 2)
-    with pytest.raises(ValueError, match=">= 2"):
-        nested_rhat(np.random.default_rng(1).normal(size=(4, 4)), 1)
+    assert float(az.rhat_nested(stuck, method="identity", superchain_ids=ids)) > 2.0
 
 
 def test_summary_runner_matches_the_stored_draws():

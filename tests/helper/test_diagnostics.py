@@ -1,5 +1,6 @@
-"""parallel_mcmc.diagnostics: runners' draws to ArviZ, and nested R-hat against values worked by hand, against
-ArviZ's classic R-hat, and in its properties (superchains that agree, or do not)."""
+"""parallel_mcmc.diagnostics: runners' draws to ArviZ, and nested R-hat (ArviZ's, and the helper's from summaries)
+against values worked by hand, against each other, against ArviZ's classic R-hat, and in its properties (superchains
+that agree, or do not)."""
 
 from __future__ import annotations
 
@@ -44,20 +45,47 @@ def test_to_inference_data_says_how_to_add_the_chain_axis():
         diagnostics.to_inference_data({"scale": np.zeros((2, 30)), "loc": np.zeros(30)})
 
 
-# ---------------------------------------------------------------- nested_rhat
+# ---------------------------------------------------------------- nested R-hat: ArviZ's, and from summaries
 
 
-def test_nested_rhat_worked_by_hand():
+def arviz_nested(draws, num_superchains):
+    """ArviZ's nested R-hat of (chain, draw) draws, the chains in consecutive superchains, as the chapters call it."""
+    ids = diagnostics.superchain_ids(len(draws), num_superchains)
+    return float(az.rhat_nested(np.asarray(draws), method="identity", superchain_ids=ids))
+
+
+def from_summaries(draws, num_superchains):
+    draws = np.asarray(draws)
+    variances = draws.var(axis=1, ddof=1) if draws.shape[1] > 1 else np.zeros(len(draws))
+    return diagnostics.nested_rhat_from_summaries(draws.mean(axis=1), variances, draws.shape[1], num_superchains)
+
+
+def test_superchain_ids_are_consecutive_blocks():
+    np.testing.assert_array_equal(diagnostics.superchain_ids(6, 3), [0, 0, 1, 1, 2, 2])
+    np.testing.assert_array_equal(diagnostics.superchain_ids(4, 4), [0, 1, 2, 3])
+
+
+def test_superchain_ids_refuse_unequal_superchains():
+    with pytest.raises(ValueError, match="6 chains cannot be split into 4 superchains of equal size"):
+        diagnostics.superchain_ids(6, 4)
+    with pytest.raises(ArgumentError, match="num_superchains must be a whole number >= 2"):
+        diagnostics.superchain_ids(6, 1)
+
+
+def test_nested_rhat_worked_by_hand_arviz_and_from_summaries():
     # superchains {0, 1} and {2, 3}: chain means 1, 3 | 11, 13; superchain means 2 | 12, so B = var(2, 12) = 50;
-    # W = var(1, 3) + mean of the chains' variances var(0, 2) = 2 + 2 = 4 in both: sqrt(1 + 50 / 4)
-    draws = np.array([[0.0, 2.0], [2.0, 4.0], [10.0, 12.0], [12.0, 14.0]])
-    assert diagnostics.nested_rhat(draws, 2) == pytest.approx(np.sqrt(13.5))
+    # W = var(1, 3) + the chains' variance var(0, 2, 0, 2) = 2 + 4/3 in both: sqrt(1 + 50 / (10/3)) = 4
+    draws = np.array([[0.0, 2, 0, 2], [2, 4, 2, 4], [10, 12, 10, 12], [12, 14, 12, 14]])
+    assert arviz_nested(draws, 2) == pytest.approx(4.0)
+    assert from_summaries(draws, 2) == pytest.approx(4.0)
 
 
-def test_nested_rhat_of_one_draw_per_chain():
-    # N = 1: no within-chain variance; W is the spread of the chains' means in a superchain alone
-    draws = np.array([[0.0], [2.0], [10.0], [12.0]])
-    assert diagnostics.nested_rhat(draws, 2) == pytest.approx(np.sqrt(1 + 50 / 2))
+@pytest.mark.parametrize("num_chains, num_draws, num_superchains", [(12, 7, 3), (16, 4, 4), (6, 5, 6), (64, 9, 8)])
+def test_nested_rhat_from_summaries_equals_arviz_of_the_draws(num_chains, num_draws, num_superchains):
+    rng = np.random.default_rng(num_chains + num_draws)
+    draws = rng.normal(size=(num_chains, num_draws)) + rng.normal(size=(num_chains, 1))  # chains that disagree
+    assert from_summaries(draws, num_superchains) == pytest.approx(arviz_nested(draws, num_superchains), rel=1e-12)
+    assert arviz_nested(draws, num_superchains) > 1.0
 
 
 def test_nested_rhat_with_one_chain_per_superchain_is_the_classic_rhat():
@@ -66,79 +94,36 @@ def test_nested_rhat_with_one_chain_per_superchain_is_the_classic_rhat():
     rng = np.random.default_rng(1)
     draws = rng.normal(size=(4, 50)) + np.array([[0.0], [0.3], [0.0], [0.5]])
     classic = float(az.rhat(diagnostics.to_inference_data({"x": draws}), method="identity")["x"])
-    assert diagnostics.nested_rhat(draws, 4) ** 2 == pytest.approx(classic**2 + 1 / 50)
+    assert from_summaries(draws, 4) ** 2 == pytest.approx(classic**2 + 1 / 50)
+    assert arviz_nested(draws, 4) ** 2 == pytest.approx(classic**2 + 1 / 50)
 
 
 def test_nested_rhat_near_one_when_superchains_agree_and_large_when_not():
     rng = np.random.default_rng(2)
     draws = rng.normal(size=(64, 10))
-    assert 1.0 <= diagnostics.nested_rhat(draws, 4) < 1.05
+    assert 1.0 <= from_summaries(draws, 4) < 1.05
     stuck = draws.copy()
     stuck[:16] += 3.0  # one superchain in another mode
-    assert diagnostics.nested_rhat(stuck, 4) > 1.5
+    assert from_summaries(stuck, 4) > 1.5
 
 
 def test_nested_rhat_ignores_units_and_the_order_within_superchains():
     rng = np.random.default_rng(3)
     draws = rng.normal(size=(12, 5)) + np.repeat([0.0, 0.4, -0.2], 4)[:, None]
-    value = diagnostics.nested_rhat(draws, 3)
-    assert diagnostics.nested_rhat(7.0 * draws - 3.0, 3) == pytest.approx(value)
+    value = from_summaries(draws, 3)
+    assert from_summaries(7.0 * draws - 3.0, 3) == pytest.approx(value)
     shuffled = draws.reshape(3, 4, 5)[:, [2, 0, 3, 1]].reshape(12, 5)  # chains swapped within their superchain
-    assert diagnostics.nested_rhat(shuffled, 3) == pytest.approx(value)
+    assert from_summaries(shuffled, 3) == pytest.approx(value)
     regrouped = draws[[0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11]]  # the same chains, grouped otherwise
-    assert diagnostics.nested_rhat(regrouped, 3) != pytest.approx(value)
+    assert from_summaries(regrouped, 3) != pytest.approx(value)
 
 
-@pytest.mark.parametrize("shape", [(12,), (2, 3, 4)])
-def test_nested_rhat_needs_chain_and_draw_axes(shape):
-    with pytest.raises(ValueError, match=r"shape \(chain, draw\).*one quantity at a time"):
-        diagnostics.nested_rhat(np.zeros(shape), 2)
-
-
-@pytest.mark.parametrize("bad", [1, 0, 2.0, True])
-def test_nested_rhat_needs_two_superchains_or_more(bad):
-    with pytest.raises(ArgumentError, match="num_superchains must be a whole number >= 2"):
-        diagnostics.nested_rhat(np.random.default_rng(0).normal(size=(4, 3)), bad)
-
-
-def test_nested_rhat_needs_equal_superchains():
-    with pytest.raises(ValueError, match="6 chains cannot be split into 4 superchains of equal size"):
-        diagnostics.nested_rhat(np.random.default_rng(0).normal(size=(6, 3)), 4)
-
-
-@pytest.mark.parametrize("bad", [np.nan, np.inf])
-def test_nested_rhat_refuses_non_finite_draws(bad):
-    draws = np.random.default_rng(0).normal(size=(4, 3))
-    draws[1, 2] = bad
-    with pytest.raises(ValueError, match=r"chain\(s\) \[1\] hold NaN or infinite values.*diverged"):
-        diagnostics.nested_rhat(draws, 2)
-
-
-def test_nested_rhat_of_constant_chains_is_undefined():
-    with pytest.raises(ValueError, match="every chain is constant; the chains did not move"):
-        diagnostics.nested_rhat(np.repeat([[1.0], [1.0], [2.0], [2.0]], 5, axis=1), 2)
-    with pytest.raises(ValueError, match="one chain a superchain and one draw a chain.*several chains"):
-        diagnostics.nested_rhat(np.array([[1.0], [2.0]]), 2)
-
-
-# ---------------------------------------------------------------- nested_rhat_from_summaries
-
-
-@pytest.mark.parametrize("num_chains, num_draws, num_superchains", [(12, 7, 3), (16, 1, 4), (6, 5, 6), (64, 2, 8)])
-def test_nested_rhat_from_summaries_equals_nested_rhat_of_the_draws(num_chains, num_draws, num_superchains):
-    rng = np.random.default_rng(num_chains + num_draws)
-    draws = rng.normal(size=(num_chains, num_draws)) + rng.normal(size=(num_chains, 1))  # chains that disagree
-    variances = draws.var(axis=1, ddof=1) if num_draws > 1 else np.zeros(num_chains)
-    from_summaries = diagnostics.nested_rhat_from_summaries(draws.mean(axis=1), variances, num_draws, num_superchains)
-    assert from_summaries == pytest.approx(diagnostics.nested_rhat(draws, num_superchains), rel=1e-12)
-
-
-def test_nested_rhat_from_summaries_worked_by_hand():
-    # the draws of test_nested_rhat_worked_by_hand, summarized: means 1, 3, 11, 13, variances var(0, 2) = 2 each
-    means, variances = np.array([1.0, 3.0, 11.0, 13.0]), np.full(4, 2.0)
-    assert diagnostics.nested_rhat_from_summaries(means, variances, 2, 2) == pytest.approx(np.sqrt(13.5))
-    # with one draw a chain the variances are not used (summary_runner returns 0 for them)
+def test_nested_rhat_from_summaries_of_one_draw_per_chain():
+    # N = 1 (where ArviZ, which needs 4 draws a chain, returns NaN): no within-chain variance; W is the spread of
+    # the chains' means in a superchain alone; the variances are not used (summary_runner returns 0 for them)
+    means = np.array([0.0, 2.0, 10.0, 12.0])
     assert diagnostics.nested_rhat_from_summaries(means, np.zeros(4), 1, 2) == pytest.approx(np.sqrt(1 + 50 / 2))
+    assert np.isnan(arviz_nested(means[:, None], 2))
 
 
 def test_nested_rhat_from_summaries_refuses_bad_input():
@@ -184,7 +169,7 @@ def test_nested_rhat_threshold_is_what_stationary_chains_reach():
     # 1 / M, so nested R-hat lands near sqrt(1 + 1/M), around the threshold, not near 1.01
     rng = np.random.default_rng(4)
     for m in (4, 32):
-        values = [diagnostics.nested_rhat(rng.normal(size=(16 * m, 1)), 16) for _ in range(200)]
+        values = [from_summaries(rng.normal(size=(16 * m, 1)), 16) for _ in range(200)]
         assert np.median(values) == pytest.approx(np.sqrt(1 + 1 / m), abs=0.3 / m)
         assert 0.3 < np.mean(np.array(values) < diagnostics.nested_rhat_threshold(m)) < 0.8
 

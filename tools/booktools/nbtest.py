@@ -8,6 +8,10 @@ is written) and nbval runs its code cells, one test per cell, in a fresh
 kernel per notebook. Cells tagged ``raises-exception`` must raise; cells
 tagged ``skip-execution`` are skipped, as in the book build.
 
+DeprecationWarning and FutureWarning from jax, jaxlib, numpyro, blackjax,
+ArviZ and the book's own code are errors, in the tests and in every
+notebook's kernel (:mod:`booktools.strict_warnings`).
+
 The notebooks are collected before the other tests (``testpaths`` in
 pyproject.toml), and each one that runs without a failure goes into the site
 build's execution cache with nbval's outputs (:mod:`booktools.execution_cache`),
@@ -23,7 +27,7 @@ import nbval.kernel
 import nbval.plugin
 import pytest
 
-from . import notebooks
+from . import notebooks, strict_warnings
 from .execution_cache import BookCache, forget_if_src_changed, store
 
 
@@ -122,6 +126,24 @@ def _execute_with_history(self, cell_input, allow_stdin=None):
 
 
 nbval.kernel.RunningKernel.execute_cell_input = _execute_with_history
+
+_start_kernel = nbval.kernel.RunningKernel.__init__
+
+
+def _start_kernel_with_strict_warnings(self, *args, **kwargs):
+    """Start nbval's kernel, then make the stack's deprecation warnings errors in it, before the first cell."""
+    _start_kernel(self, *args, **kwargs)
+    msg_id = self.kc.execute(strict_warnings.KERNEL_CODE, silent=True, store_history=False)
+    self.await_reply(msg_id, timeout=60)
+    self.await_idle(msg_id, 60)
+
+
+nbval.kernel.RunningKernel.__init__ = _start_kernel_with_strict_warnings
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for line in strict_warnings.pytest_filters():
+        config.addinivalue_line("filterwarnings", line)
 
 _cells_of: dict = {}  # notebook -> its cell items, in order
 _cell_ok: dict = {}  # cell item -> no phase of it failed (a cell tagged to be skipped counts as passed)
