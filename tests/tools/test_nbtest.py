@@ -2,6 +2,7 @@
 whose runs fill the site's cache."""
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -165,3 +166,33 @@ def test_the_cache_command_takes_the_book_folder_and_refuses_other_words(tmp_pat
     assert capsys.readouterr().out == ""  # nothing changed since the stamp
     assert main(["forget"]) == 2
     assert "usage: python -m booktools.execution_cache forget-if-src-changed [ROOT]" in capsys.readouterr().err
+
+
+def test_deprecations_from_the_stack_or_a_page_fail_and_others_stay_warnings(book):
+    """In a notebook's kernel, a DeprecationWarning or FutureWarning raised by a page's own code or by jax fails its
+    cell (booktools.strict_warnings); one raised by another package (here a module named like Jupyter's) does not."""
+    pytester, run = book
+    pytester.makepyfile(jupyter_like="import warnings\n\ndef old():\n    warnings.warn('old API', DeprecationWarning)\n")
+    page = (FRONT
+            + cell("import warnings\nwarnings.warn('a page calls an old API', DeprecationWarning)")
+            + cell("import warnings\nwarnings.warn('a page calls an old API', FutureWarning)")
+            + cell("from jax.experimental.shard_map import shard_map  # deprecated since jax 0.8")
+            + cell("import sys, jupyter_like\njupyter_like.old()\nprint('still running')")
+            + cell("import warnings\nwarnings.warn('just so you know', UserWarning)"))
+    pytester.makefile(".md", strict=page)
+    result = run()
+    result.assert_outcomes(passed=2, failed=3)
+    result.stdout.fnmatch_lines(["*Cell 0 FAILED*", "*Cell 1 FAILED*", "*Cell 2 FAILED*", "*Cell 3 PASSED*",
+                                 "*Cell 4 PASSED*"])
+    out = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout.str())  # the tracebacks' colours
+    assert "DeprecationWarning: a page calls an old API" in out and "FutureWarning: a page calls an old API" in out
+    assert "jax.experimental.shard_map is deprecated" in out
+
+
+def test_deprecations_in_the_tests_are_errors_too(book):
+    pytester, run = book
+    pytester.makepyfile(test_planted="import warnings\n\ndef test_old():\n"
+                                     "    warnings.warn('a test calls an old API', DeprecationWarning)\n")
+    result = run()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*DeprecationWarning: a test calls an old API*"])
