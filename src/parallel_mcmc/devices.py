@@ -38,7 +38,7 @@ class DeviceSetupError(RuntimeError):
 
 def backend_started() -> bool:
     """True once JAX has started a backend (after its first operation)."""
-    # JAX 0.10.2 has no public call that answers this without starting a backend
+    # JAX (0.10 to 0.12) has no public call that answers this without starting a backend
     # (jax.extend.backend.backends() starts one); switch when jax.extend offers one.
     from jax._src import xla_bridge
 

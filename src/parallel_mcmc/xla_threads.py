@@ -10,8 +10,9 @@ starts one (``python -m parallel_mcmc.xla_threads``, one CPU device,
 ``NPROC=1``) and runs the page's workloads there on request, so that the page
 can time them in its own interleaved loop beside the runs of its own process.
 
-Checked on jaxlib 0.10.2: ``--xla_cpu_multi_thread_eigen=false`` is accepted
-but leaves the pieces as they are (:func:`parallel_mcmc.hlo.partitions` reads
+Checked on jaxlib 0.10.2 and 0.12.0.1 (the profiling page checks it in every
+run): ``--xla_cpu_multi_thread_eigen=false`` is accepted but leaves the pieces
+as they are (:func:`parallel_mcmc.hlo.partitions` reads
 them); ``intra_op_parallelism_threads`` is no XLA flag (the process aborts);
 ``NPROC=1`` with one device leaves every operation whole. With ``n`` forced
 devices the pool keeps at least ``n`` threads, whatever ``NPROC`` says.

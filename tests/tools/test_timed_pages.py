@@ -35,6 +35,10 @@ def test_a_printed_verdict_is_read_back():
     assert [r["status"] for r in found["rows"]] == ["agrees", "far slower"]
     assert [r["fails"] for r in found["rows"]] == [False, True]
     assert found["rows"][1]["ratio"] == pytest.approx(0.4)
+    serial = runs["serial"].prediction
+    assert found["rows"][0]["measured_s"] == pytest.approx(serial.measured.median, rel=1e-3)
+    assert found["rows"][0]["predicted_s"] == pytest.approx(serial.predicted, rel=1e-3)
+    assert found["rows"][0]["spread"] == pytest.approx(round(serial.spread, 2))
     assert tp.verdicts_in("no verdict here") == []
 
 

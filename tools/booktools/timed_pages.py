@@ -37,8 +37,15 @@ __all__ = ["PageRun", "timed_pages", "run_page", "verdicts_in", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAD = re.compile(r"(\d+) runs, (\d+) measurement\(s\); this process got ([\d.]+) of (\d+) cores")
-RUN = re.compile(r"^(.+?): measured .+? predicted/measured ([\d.]+) \(fastest repeat ([\d.]+)\): "
+RUN = re.compile(r"^(.+?): measured ([\d.,]+ m?s) \(spread (\d+)%\), predicted ([\d.,]+ m?s), "
+                 r"predicted/measured ([\d.]+) \(fastest repeat ([\d.]+)\): "
                  r"(agrees|beats the model|a cost missing|far slower)( +FAILS)?$")
+
+
+def _seconds(text: str) -> float:
+    """``'12.3 ms'`` or ``'4.56 s'`` (as the judge prints them) in seconds."""
+    number, unit = text.replace(",", "").split()
+    return float(number) * (1e-3 if unit == "ms" else 1.0)
 
 
 @dataclass
@@ -59,7 +66,8 @@ def timed_pages(root: Path = ROOT) -> list[Path]:
 
 
 def verdicts_in(text: str) -> list[dict]:
-    """The verdicts printed in ``text`` (``print(verdict)`` in a page): tries, cores got, each run's line."""
+    """The verdicts printed in ``text`` (``print(verdict)`` in a page): tries, cores got, and each run's line
+    (its measured median and predicted time in seconds, the spread of its repeats, the ratios, its status)."""
     found: list[dict] = []
     for line in text.splitlines():
         head = HEAD.search(line)
@@ -69,8 +77,9 @@ def verdicts_in(text: str) -> list[dict]:
             continue
         row = RUN.match(line.strip())
         if row and found:
-            found[-1]["rows"].append({"run": row[1], "ratio": float(row[2]), "fastest_ratio": float(row[3]),
-                                      "status": row[4], "fails": bool(row[5])})
+            found[-1]["rows"].append({"run": row[1], "measured_s": _seconds(row[2]), "spread": int(row[3]) / 100,
+                                      "predicted_s": _seconds(row[4]), "ratio": float(row[5]),
+                                      "fastest_ratio": float(row[6]), "status": row[7], "fails": bool(row[8])})
     return found
 
 
