@@ -16,6 +16,12 @@ import subprocess
 import sys
 import textwrap
 
+# The importlib_metadata backport, when first imported, appends its finder to sys.meta_path and deletes the
+# standard library's (PathFinder.find_distributions). If that first import happens inside a pytester test
+# (jupyter_cache and myst_nb import it lazily), pytester restores sys.meta_path afterwards, which removes the
+# backport's finder and leaves none at all: later tests find no installed distribution (pybtex's entry points,
+# for one). Imported here, before any test, it stays.
+import importlib_metadata  # noqa: F401
 import pytest
 
 from parallel_mcmc.devices import use_cpu_devices
