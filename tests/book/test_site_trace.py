@@ -25,5 +25,6 @@ def test_the_trace_is_published_and_parses(built_site):
         trace = json.load(f)
     events = trace["traceEvents"]
     threads = {e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
-    assert sum("XLAPjRtCpuClient" in t for t in threads) >= 2, "the trace shows the two devices' threads"
+    # jax 0.12 names a CPU device's own thread tf_XLAExecute/... (jax 0.10: tf_XLAPjRtCpuClient/...)
+    assert sum("XLAExecute" in t for t in threads) >= 2, "the trace shows the two devices' threads"
     assert any(e.get("ph") == "X" for e in events)
