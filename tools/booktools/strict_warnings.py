@@ -6,8 +6,8 @@ tests and the pages (code in a notebook cell runs as ``__main__``). A deprecated
 whether the library warns from inside itself or, with ``stacklevel``, at the line of the book that
 made the call. Warnings of other packages (Jupyter's, for example) stay warnings.
 
-:mod:`booktools.nbtest` applies :func:`pytest_filters` to the tests and runs :data:`KERNEL_CODE` in
-every notebook's kernel before its first cell.
+:mod:`booktools.nbtest` applies :func:`pytest_filters` to the tests and runs :data:`KERNEL_CODE` (which
+calls :func:`install`) in every notebook's kernel before its first cell.
 """
 
 from __future__ import annotations
@@ -35,10 +35,5 @@ def pytest_filters() -> list[str]:
     return [f"error::{category.__name__}:{MODULES}" for category in CATEGORIES]
 
 
-#: Run silently in a notebook's kernel before its first cell.
-KERNEL_CODE = (
-    "import warnings as _w\n"
-    f"for _c in ({', '.join(c.__name__ for c in CATEGORIES)},):\n"
-    f"    _w.filterwarnings('error', category=_c, module={MODULES!r})\n"
-    "del _w, _c\n"
-)
+#: Run silently in a notebook's kernel before its first cell: the same :func:`install`, in that process.
+KERNEL_CODE = "from booktools.strict_warnings import install as _install\n_install()\ndel _install\n"
