@@ -54,7 +54,7 @@ book: $(STAMP) $(ASSETS)
 course:
 	$(MAKE) book EDITION=course
 
-# Timing verdicts are strict here (parallel_mcmc.judge): a failure that persists after re-measuring fails the
+# Timing verdicts are strict here (parallel_mcmc.measure): a failure that persists after re-measuring fails the
 # test; `make book` and a reader's kernel only report it.
 test: $(STAMP) $(ASSETS)
 	PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import jax
 import psutil
 
-from .validate import whole_number
+from parallel_mcmc._validate import whole_number
 
 __all__ = [
     "DeviceSetupError",

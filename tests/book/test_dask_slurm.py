@@ -29,7 +29,7 @@ def test_slurmcluster_workers_are_slurm_jobs_and_draw_the_serial_chain(cluster, 
     from dask_jobqueue import SLURMCluster
     from distributed import Client
 
-    from parallel_mcmc import emcee_mpi
+    from parallel_mcmc.pools import emcee_tasks
 
     # sbatch, squeue and scancel find this cluster, and the jobs find this Python and the book's packages
     monkeypatch.setenv("SLURM_CONF", cluster.env["SLURM_CONF"])
@@ -56,8 +56,8 @@ def test_slurmcluster_workers_are_slurm_jobs_and_draw_the_serial_chain(cluster, 
             assert len(set(jobs.values())) == JOBS, f"one worker per job: {jobs}"
             assert set(jobs.values()) <= set(cluster.queue()), (jobs, cluster.queue())  # jobs of this cluster, running
             begin = time.perf_counter()
-            sampler = emcee_mpi.run_sampler(client.get_executor(pure=False), 3, cost=1e-4)
+            sampler = emcee_tasks.run_sampler(client.get_executor(pure=False), 3, cost=1e-4)
             ran = time.perf_counter() - begin
-    serial = emcee_mpi.run_serial(3, cost=1e-4)
+    serial = emcee_tasks.run_serial(3, cost=1e-4)
     assert np.array_equal(sampler.get_chain(), serial.get_chain())
     print(f"\n{JOBS} SLURM jobs' workers joined in {joined:.1f} s; emcee through them took {ran:.2f} s")

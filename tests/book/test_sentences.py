@@ -1,6 +1,6 @@
 """Sentences chosen from a timing verdict flip with it: every choice is a dict that names each case.
 
-A page picks a sentence from a measurement through the judge (``parallel_mcmc.judge``): a run's
+A page picks a sentence from a measurement through the judge (``parallel_mcmc.measure``): a run's
 ``verdict.reading(name)`` or ``verdict.status(name)``, or a speedup's ``comparison.outcome``. The page
 writes the choice as a dict with one entry for each case, the condition in view, subscripted by that
 value. This test reads every chapter's code and checks each such dict: every case has its sentence
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from booktools.notebooks import myst_notebooks, read
 
-from parallel_mcmc.judge import OUTCOMES, READINGS, STATUSES
+from parallel_mcmc.measure.judging import OUTCOMES, READINGS, STATUSES
 
 CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"
 #: What a choice is keyed by, and the cases it must name.

@@ -95,7 +95,7 @@ def test_the_chain_program_reads_slurms_variables_without_slurm(tmp_path):
     env.update(SLURM_JOB_ID="4093", SLURM_STEP_NODELIST="localhost", SLURM_NTASKS="1", SLURM_PROCID="0",
                SLURM_LOCALID="0", JAX_PLATFORMS="cpu")
     out = tmp_path / "one.json"
-    proc = subprocess.run([sys.executable, "-m", "parallel_mcmc.slurm_chains", "--out", str(out), "--draws", "200"],
+    proc = subprocess.run([sys.executable, "-m", "parallel_mcmc.programs.slurm_chains", "--out", str(out), "--draws", "200"],
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=240)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     result = json.loads(out.read_text())
@@ -175,7 +175,7 @@ def least_squares_fit():
 
 @pytest.mark.slow
 def test_emcee_mpi_job(cluster, job_env, tmp_path):
-    from parallel_mcmc import sinusoid_mpi
+    from parallel_mcmc.programs import sinusoid_mpi
     from parallel_mcmc.models import sinusoid
 
     job = run_job(cluster, "emcee_mpi.sbatch", tmp_path, job_env).job_id

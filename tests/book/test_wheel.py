@@ -7,8 +7,8 @@ it (``booktools.site.published_notebooks.build_wheel``), the wheel must:
 (a) hold the package ``parallel_mcmc`` and its ``.dist-info`` alone: no ``booktools``, no grader;
 (b) require exactly the ``dependencies`` of the root ``pyproject.toml``;
 (c) declare every third-party module ``src/parallel_mcmc`` imports, and import every dependency it
-    declares (``blackjax`` too: the chapters hand it to ``parallel_mcmc.chains``, and
-    ``parallel_mcmc.slurm_chains`` samples with it);
+    declares (``blackjax`` too: the chapters hand it to ``parallel_mcmc.sample``, and
+    ``parallel_mcmc.programs.slurm_chains`` samples with it);
 (d) pull in none of the notebook tooling, however deep in its requirements;
 (e) install into a fresh environment and import every one of its modules with the tooling made
     unimportable, from the installed copy, not the repository's editable one.
@@ -45,8 +45,8 @@ TOOLING = {canonicalize_name(name) for name in (
 #: Their modules, made unimportable in the fresh environment.
 TOOLING_MODULES = ["jupytext", "nbformat", "nbclient", "jupyter_client", "ipykernel", "nbval", "myst_nb",
                    "jupyter_cache", "sphinx", "booktools"]
-#: Declared but not imported by the package (none now: parallel_mcmc.slurm_chains imports blackjax, the sampler the
-#: chapters hand to parallel_mcmc.chains).
+#: Declared but not imported by the package (none now: parallel_mcmc.programs.slurm_chains imports blackjax, the sampler the
+#: chapters hand to parallel_mcmc.sample).
 HANDED_IN: set[str] = set()
 
 pytestmark = pytest.mark.slow

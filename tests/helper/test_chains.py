@@ -1,5 +1,5 @@
-"""Tests of parallel_mcmc.chains and parallel_mcmc.models.normal (8 CPU devices, see conftest),
-and of reading the runners' output with parallel_mcmc.lockstep and parallel_mcmc.diagnostics."""
+"""Tests of parallel_mcmc.sample and parallel_mcmc.models.normal (8 CPU devices, see conftest),
+and of reading the runners' output with parallel_mcmc.measure and parallel_mcmc.diagnostics."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from parallel_mcmc import chains as ch
-from parallel_mcmc.diagnostics import superchain_ids, to_inference_data
-from parallel_mcmc.lockstep import integration_steps
+from parallel_mcmc import sample as ch
+from parallel_mcmc.sample.diagnostics import superchain_ids, to_inference_data
+from parallel_mcmc.measure.lockstep import integration_steps
 from parallel_mcmc.models import normal
 
 NUM_DRAWS = 5

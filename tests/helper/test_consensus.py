@@ -4,7 +4,7 @@ import jax
 import numpy as np
 import pytest
 
-from parallel_mcmc.consensus import consensus_combine, sample_subposteriors, split_data
+from parallel_mcmc.sample.consensus import consensus_combine, sample_subposteriors, split_data
 from parallel_mcmc.models.regression import (
     linear_model,
     linear_posterior,
@@ -111,7 +111,7 @@ def test_models_data_are_fixed_and_checked():
 
 
 def test_rhat_needs_two_chains_a_shard():
-    from parallel_mcmc.consensus import Subposteriors
+    from parallel_mcmc.sample.consensus import Subposteriors
 
     one = Subposteriors(samples={"beta": np.zeros((2, 1, 10, 3))}, diverging=np.zeros((2, 1, 10), bool))
     with pytest.raises(ValueError, match="at least 2 chains"):
@@ -122,8 +122,8 @@ def test_rhat_needs_two_chains_a_shard():
 
 
 def test_a_sampler_compiles_once_and_counts_every_step():
-    from parallel_mcmc.consensus import subposterior_sampler
-    from parallel_mcmc.timing import CompileLog
+    from parallel_mcmc.sample.consensus import subposterior_sampler
+    from parallel_mcmc.measure.timing import CompileLog
 
     data = make_logistic_data(200, 2, seed=4)
     Xs, ys = split_data(data.X, data.y, 2)
@@ -146,7 +146,7 @@ def test_a_sampler_compiles_once_and_counts_every_step():
 
 
 def test_a_sampler_without_warmup():
-    from parallel_mcmc.consensus import subposterior_sampler
+    from parallel_mcmc.sample.consensus import subposterior_sampler
 
     data = make_logistic_data(100, 2, seed=5)
     Xs, ys = split_data(data.X, data.y, 2)

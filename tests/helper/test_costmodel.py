@@ -1,12 +1,12 @@
-"""parallel_mcmc.costmodel: the rules of the cost model, on numbers worked out by hand."""
+"""parallel_mcmc.measure: the rules of the cost model, on numbers worked out by hand."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from parallel_mcmc import costmodel as cm
-from parallel_mcmc.timing import Timing
+from parallel_mcmc import measure as cm
+from parallel_mcmc.measure.timing import Timing
 
 STEP = cm.StepCost(widths=(1, 2, 4), seconds=(1e-3, 1.5e-3, 2.5e-3))
 STEPS = np.array([[1, 7, 3], [3, 1, 15]])  # (chain, draw)

@@ -1,4 +1,4 @@
-"""parallel_mcmc.diagnostics: runners' draws to ArviZ, and nested R-hat (ArviZ's, and the helper's from summaries)
+"""parallel_mcmc.sample: runners' draws to ArviZ, and nested R-hat (ArviZ's, and the helper's from summaries)
 against values worked by hand, against each other, against ArviZ's classic R-hat, and in its properties (superchains
 that agree, or do not)."""
 
@@ -8,8 +8,8 @@ import arviz as az
 import numpy as np
 import pytest
 
-from parallel_mcmc import diagnostics
-from parallel_mcmc.validate import ArgumentError
+from parallel_mcmc import sample
+from parallel_mcmc._validate import ArgumentError
 
 # ---------------------------------------------------------------- to_inference_data
 
@@ -17,7 +17,7 @@ from parallel_mcmc.validate import ArgumentError
 def test_to_inference_data_keeps_chain_and_draw_axes():
     rng = np.random.default_rng(0)
     positions = {"loc": rng.normal(size=(4, 30)), "beta": rng.normal(size=(4, 30, 3)).astype(np.float32)}
-    idata = diagnostics.to_inference_data(positions)
+    idata = sample.to_inference_data(positions)
     posterior = idata.posterior
     assert posterior.sizes["chain"] == 4 and posterior.sizes["draw"] == 30
     assert posterior["beta"].shape == (4, 30, 3)
@@ -30,19 +30,19 @@ def test_to_inference_data_keeps_chain_and_draw_axes():
 def test_to_inference_data_takes_jax_arrays():
     import jax.numpy as jnp
 
-    idata = diagnostics.to_inference_data({"x": jnp.arange(12.0).reshape(3, 4)})
+    idata = sample.to_inference_data({"x": jnp.arange(12.0).reshape(3, 4)})
     np.testing.assert_array_equal(idata.posterior["x"].values, np.arange(12.0).reshape(3, 4))
 
 
 @pytest.mark.parametrize("bad", [{}, [np.zeros((2, 3))], np.zeros((2, 3)), None])
 def test_to_inference_data_needs_a_non_empty_dict(bad):
     with pytest.raises(TypeError, match="non-empty dict of \\(chain, draw\\) arrays"):
-        diagnostics.to_inference_data(bad)
+        sample.to_inference_data(bad)
 
 
 def test_to_inference_data_says_how_to_add_the_chain_axis():
     with pytest.raises(ValueError, match=r"'loc' has shape \(30,\); ArviZ needs \(chain, draw\) axes.*value\[None\]"):
-        diagnostics.to_inference_data({"scale": np.zeros((2, 30)), "loc": np.zeros(30)})
+        sample.to_inference_data({"scale": np.zeros((2, 30)), "loc": np.zeros(30)})
 
 
 # ---------------------------------------------------------------- nested R-hat: ArviZ's, and from summaries
@@ -50,26 +50,26 @@ def test_to_inference_data_says_how_to_add_the_chain_axis():
 
 def arviz_nested(draws, num_superchains):
     """ArviZ's nested R-hat of (chain, draw) draws, the chains in consecutive superchains, as the chapters call it."""
-    ids = diagnostics.superchain_ids(len(draws), num_superchains)
+    ids = sample.superchain_ids(len(draws), num_superchains)
     return float(az.rhat_nested(np.asarray(draws), method="identity", superchain_ids=ids))
 
 
 def from_summaries(draws, num_superchains):
     draws = np.asarray(draws)
     variances = draws.var(axis=1, ddof=1) if draws.shape[1] > 1 else np.zeros(len(draws))
-    return diagnostics.nested_rhat_from_summaries(draws.mean(axis=1), variances, draws.shape[1], num_superchains)
+    return sample.nested_rhat_from_summaries(draws.mean(axis=1), variances, draws.shape[1], num_superchains)
 
 
 def test_superchain_ids_are_consecutive_blocks():
-    np.testing.assert_array_equal(diagnostics.superchain_ids(6, 3), [0, 0, 1, 1, 2, 2])
-    np.testing.assert_array_equal(diagnostics.superchain_ids(4, 4), [0, 1, 2, 3])
+    np.testing.assert_array_equal(sample.superchain_ids(6, 3), [0, 0, 1, 1, 2, 2])
+    np.testing.assert_array_equal(sample.superchain_ids(4, 4), [0, 1, 2, 3])
 
 
 def test_superchain_ids_refuse_unequal_superchains():
     with pytest.raises(ValueError, match="6 chains cannot be split into 4 superchains of equal size"):
-        diagnostics.superchain_ids(6, 4)
+        sample.superchain_ids(6, 4)
     with pytest.raises(ArgumentError, match="num_superchains must be a whole number >= 2"):
-        diagnostics.superchain_ids(6, 1)
+        sample.superchain_ids(6, 1)
 
 
 def test_nested_rhat_worked_by_hand_arviz_and_from_summaries():
@@ -93,7 +93,7 @@ def test_nested_rhat_with_one_chain_per_superchain_is_the_classic_rhat():
     # nested R-hat^2 = classic (non-split) R-hat^2 + 1/N, the classic one being (N-1)/N + B/W
     rng = np.random.default_rng(1)
     draws = rng.normal(size=(4, 50)) + np.array([[0.0], [0.3], [0.0], [0.5]])
-    classic = float(az.rhat(diagnostics.to_inference_data({"x": draws}), method="identity")["x"])
+    classic = float(az.rhat(sample.to_inference_data({"x": draws}), method="identity")["x"])
     assert from_summaries(draws, 4) ** 2 == pytest.approx(classic**2 + 1 / 50)
     assert arviz_nested(draws, 4) ** 2 == pytest.approx(classic**2 + 1 / 50)
 
@@ -122,26 +122,26 @@ def test_nested_rhat_from_summaries_of_one_draw_per_chain():
     # N = 1 (where ArviZ, which needs 4 draws a chain, returns NaN): no within-chain variance; W is the spread of
     # the chains' means in a superchain alone; the variances are not used (summary_runner returns 0 for them)
     means = np.array([0.0, 2.0, 10.0, 12.0])
-    assert diagnostics.nested_rhat_from_summaries(means, np.zeros(4), 1, 2) == pytest.approx(np.sqrt(1 + 50 / 2))
+    assert sample.nested_rhat_from_summaries(means, np.zeros(4), 1, 2) == pytest.approx(np.sqrt(1 + 50 / 2))
     assert np.isnan(arviz_nested(means[:, None], 2))
 
 
 def test_nested_rhat_from_summaries_refuses_bad_input():
     means, variances = np.arange(4.0), np.ones(4)
     with pytest.raises(ValueError, match=r"shape \(chain,\).*one quantity at a time"):
-        diagnostics.nested_rhat_from_summaries(means[:, None], variances[:, None], 5, 2)
+        sample.nested_rhat_from_summaries(means[:, None], variances[:, None], 5, 2)
     with pytest.raises(ValueError, match=r"got \(4,\) and \(3,\)"):
-        diagnostics.nested_rhat_from_summaries(means, variances[:3], 5, 2)
+        sample.nested_rhat_from_summaries(means, variances[:3], 5, 2)
     with pytest.raises(ArgumentError, match="num_draws must be a whole number >= 1"):
-        diagnostics.nested_rhat_from_summaries(means, variances, 0, 2)
+        sample.nested_rhat_from_summaries(means, variances, 0, 2)
     with pytest.raises(ValueError, match="4 chains cannot be split into 3 superchains"):
-        diagnostics.nested_rhat_from_summaries(means, variances, 5, 3)
+        sample.nested_rhat_from_summaries(means, variances, 5, 3)
     with pytest.raises(ValueError, match=r"chain\(s\) \[2\] hold NaN"):
-        diagnostics.nested_rhat_from_summaries(means, np.array([1.0, 1.0, np.nan, 1.0]), 5, 2)
+        sample.nested_rhat_from_summaries(means, np.array([1.0, 1.0, np.nan, 1.0]), 5, 2)
     with pytest.raises(ValueError, match=r"variances of chain\(s\) \[1\] are negative"):
-        diagnostics.nested_rhat_from_summaries(means, np.array([1.0, -1.0, 1.0, 1.0]), 5, 2)
+        sample.nested_rhat_from_summaries(means, np.array([1.0, -1.0, 1.0, 1.0]), 5, 2)
     with pytest.raises(ValueError, match="every chain is constant; the chains did not move"):
-        diagnostics.nested_rhat_from_summaries(np.array([1.0, 1.0, 2.0, 2.0]), np.zeros(4), 5, 2)
+        sample.nested_rhat_from_summaries(np.array([1.0, 1.0, 2.0, 2.0]), np.zeros(4), 5, 2)
 
 
 # ---------------------------------------------------------------- nested_rhat_threshold
@@ -151,16 +151,16 @@ def test_nested_rhat_threshold_of_the_papers_experiments():
     # Margossian et al.'s published analysis (charlesm93/nested-rhat, analyze_results.ipynb): K = 16 superchains of
     # M = 2048 / 16 = 128 chains, tau = 1e-4, threshold sqrt(1 + 1/M + tau); the nested R-hats that its adaptive
     # warm-up cell compared with it (M = 128, tau = 1e-4), 1.0095 the smallest, were all printed "acceptable = False"
-    threshold = diagnostics.nested_rhat_threshold(128)
+    threshold = sample.nested_rhat_threshold(128)
     assert threshold == pytest.approx(np.sqrt(1 + 1 / 128 + 1e-4)) and threshold == pytest.approx(1.003948, abs=1e-6)
     assert all(value > threshold for value in (1.1742830, 1.0388356, 1.0251961, 1.0094726, 1.0101491))
 
 
 def test_nested_rhat_threshold_follows_chains_per_superchain_and_tolerance():
-    assert diagnostics.nested_rhat_threshold(16) == pytest.approx(np.sqrt(1 + 1 / 16 + 1e-4))
-    assert diagnostics.nested_rhat_threshold(4, tolerance=0.01) == pytest.approx(np.sqrt(1.26))
+    assert sample.nested_rhat_threshold(16) == pytest.approx(np.sqrt(1 + 1 / 16 + 1e-4))
+    assert sample.nested_rhat_threshold(4, tolerance=0.01) == pytest.approx(np.sqrt(1.26))
     # fewer chains a superchain: its mean is noisier even at stationarity, so the threshold is higher
-    thresholds = [diagnostics.nested_rhat_threshold(m) for m in (2, 8, 32, 512)]
+    thresholds = [sample.nested_rhat_threshold(m) for m in (2, 8, 32, 512)]
     assert thresholds == sorted(thresholds, reverse=True) and thresholds[-1] > 1.0
 
 
@@ -171,21 +171,21 @@ def test_nested_rhat_threshold_is_what_stationary_chains_reach():
     for m in (4, 32):
         values = [from_summaries(rng.normal(size=(16 * m, 1)), 16) for _ in range(200)]
         assert np.median(values) == pytest.approx(np.sqrt(1 + 1 / m), abs=0.3 / m)
-        assert 0.3 < np.mean(np.array(values) < diagnostics.nested_rhat_threshold(m)) < 0.8
+        assert 0.3 < np.mean(np.array(values) < sample.nested_rhat_threshold(m)) < 0.8
 
 
 @pytest.mark.parametrize("bad", [1, 0, 2.5, True, "16"])
 def test_nested_rhat_threshold_needs_two_chains_a_superchain(bad):
     with pytest.raises(ArgumentError, match="chains_per_superchain must be a whole number >= 2"):
-        diagnostics.nested_rhat_threshold(bad)
+        sample.nested_rhat_threshold(bad)
 
 
 @pytest.mark.parametrize("bad", [0.0, -1e-4, np.nan, np.inf, "1e-4", None])
 def test_nested_rhat_threshold_needs_a_positive_tolerance(bad):
     with pytest.raises(ArgumentError, match="tolerance must be a positive number"):
-        diagnostics.nested_rhat_threshold(16, tolerance=bad)
+        sample.nested_rhat_threshold(16, tolerance=bad)
 
 
 def test_nested_rhat_threshold_refuses_a_tolerance_that_accepts_anything():
     with pytest.raises(ValueError, match="must be small .*1e-4"):
-        diagnostics.nested_rhat_threshold(16, tolerance=1.0)
+        sample.nested_rhat_threshold(16, tolerance=1.0)

@@ -149,7 +149,7 @@ def test_job_header_accepts_every_time_format_and_the_gres_form(capsys):
     check.job_header(lambda *a: _header(*a, time=lambda m, *_: f"{m // 1440}-{m % 1440 // 60}:{m % 60:02d}"))
     check.job_header(lambda *a: _header(*a, gpu_line=f"#SBATCH --gres=gpu:a100:{a[1]}"))
     check.job_header(lambda n, g, *rest: "#!/bin/bash\n" + _header(n, g, *rest).replace("--nodes=", "-N ")
-                     + f"\n#SBATCH --ntasks={n * g} --job-name=chains\nsrun python -m parallel_mcmc.slurm_chains")
+                     + f"\n#SBATCH --ntasks={n * g} --job-name=chains\nsrun python -m parallel_mcmc.programs.slurm_chains")
     assert capsys.readouterr().out.count("job_header: correct") == 5
 
 

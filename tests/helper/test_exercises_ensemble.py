@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from parallel_mcmc import costmodel, pools
+from parallel_mcmc import measure, pools
 from parallel_mcmc.exercises import ensemble as check
 from parallel_mcmc.models import sinusoid
 
@@ -78,7 +78,7 @@ def _closed_form(round_overhead, maps, ranks, cores):
 def _by_search(round_overhead, maps, ranks, cores):
     """The first cost on a fine grid at which the book's model of the pool beats the serial run."""
     for c in np.geomspace(1e-7, 1.0, 20_000):
-        if costmodel.chunked_pool_run_time(maps, c, ranks, cores, round_overhead=round_overhead) < sum(maps) * c:
+        if measure.chunked_pool_run_time(maps, c, ranks, cores, round_overhead=round_overhead) < sum(maps) * c:
             return c
     return None
 
@@ -114,7 +114,7 @@ def _speedup_search(speedup, overhead, emcee, maps, workers, cores, master):
     """The book's model, searched: bisection in log cost for the first cost whose predicted speedup reaches
     the target."""
     def reaches(c):
-        pool = costmodel.pool_run_time(maps, c, workers, cores, overhead_per_task=overhead, master_cores=master)
+        pool = measure.pool_run_time(maps, c, workers, cores, overhead_per_task=overhead, master_cores=master)
         return emcee + sum(maps) * c >= speedup * (emcee + pool)
 
     low, high = 1e-8, 10.0

@@ -19,13 +19,13 @@ def _pay(work, fixed, num_devices, cores, busy=1.0):
 
 
 def test_steps_to_pay_accepts_the_rule_and_the_book_model(capsys):
-    from parallel_mcmc import costmodel
+    from parallel_mcmc import measure
 
     check.steps_to_pay(_pay)
 
     def by_search(work, fixed, d, cores, busy):  # the first n at which the book's model says the split is faster
         for n in range(1, 10_000):
-            if costmodel.split_call_time(n * work / d, d, cores, fixed, busy) < n * work:
+            if measure.split_call_time(n * work / d, d, cores, fixed, busy) < n * work:
                 return n
         return None
 
@@ -95,13 +95,13 @@ def _layout(steps, step_seconds, num_devices, cores, inner):
 
 
 def test_predict_sharded_accepts_the_rules_and_the_book_model(capsys):
-    from parallel_mcmc import costmodel
+    from parallel_mcmc import measure
 
     check.predict_sharded(_layout)
 
     def by_the_helper(steps, step_seconds, num_devices, cores, inner):
-        cost = costmodel.StepCost(tuple(range(1, len(step_seconds) + 1)), tuple(step_seconds))
-        return costmodel.sharded_time(steps, cost, num_devices, cores, inner=inner)
+        cost = measure.StepCost(tuple(range(1, len(step_seconds) + 1)), tuple(step_seconds))
+        return measure.sharded_time(steps, cost, num_devices, cores, inner=inner)
 
     check.predict_sharded(by_the_helper)  # the book's model agrees with the rules the check states
     assert capsys.readouterr().out.count("✔") == 2

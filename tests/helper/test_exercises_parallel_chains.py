@@ -10,10 +10,10 @@ import pytest
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from parallel_mcmc import chains as ch
+from parallel_mcmc import sample as ch
 from parallel_mcmc.exercises import parallel_chains as check
 from parallel_mcmc.models import normal
-from parallel_mcmc.timing import Timing
+from parallel_mcmc.measure.timing import Timing
 
 # --- the chain the others wait for --------------------------------------------------
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from jax.sharding import AxisType, NamedSharding
 
-from parallel_mcmc import timing
+from parallel_mcmc import measure
 from parallel_mcmc.devices import physical_cores
 from parallel_mcmc.exercises import sharding_lab as check
 from parallel_mcmc.models import regression
@@ -349,10 +349,10 @@ def test_sharded_training(data_mesh):
     rejects(check.sharded_training, xs, ys, jax.tree_util.tree_map(jnp.asarray, params), good, match="one device")
 
 
-def planted(label: str, seconds: float, cores_busy: float, repeats: int = 5) -> timing.Timing:
+def planted(label: str, seconds: float, cores_busy: float, repeats: int = 5) -> measure.Timing:
     """A Timing of `repeats` calls of `seconds` each, during which the process kept `cores_busy` cores busy."""
     times = tuple(seconds * (1 + 0.01 * i) for i in range(repeats))
-    return timing.Timing(label, times, first_call=10 * seconds, cpu_times=tuple(t * cores_busy for t in times))
+    return measure.Timing(label, times, first_call=10 * seconds, cpu_times=tuple(t * cores_busy for t in times))
 
 
 def test_timing_comparison_takes_the_ideal_from_the_cores_one_device_keeps_busy(data_mesh):
@@ -361,34 +361,34 @@ def test_timing_comparison_takes_the_ideal_from_the_cores_one_device_keeps_busy(
     busy = 1.63 * cores / 2  # as the page measured: 1.63 of 2 cores busy on one device
     base, cand = planted("1 device", 0.010, busy), planted("8 devices", 0.012, cores)
     right = min(8, cores / max(busy, 1.0))
-    check.timing_comparison(timing.speedup(base, cand, right, "the cores one device leaves idle"), xs)
+    check.timing_comparison(measure.speedup(base, cand, right, "the cores one device leaves idle"), xs)
     # a separate reading of the cores busy, a few percent off the baseline's own
-    check.timing_comparison(timing.speedup(base, cand, min(8, cores / (1.05 * busy))), xs)
+    check.timing_comparison(measure.speedup(base, cand, min(8, cores / (1.05 * busy))), xs)
     if cores > 1:  # on one core the naive answer is the right one
-        rejects(check.timing_comparison, timing.speedup(base, cand, min(8, cores)), xs,
+        rejects(check.timing_comparison, measure.speedup(base, cand, min(8, cores)), xs,
                 match=rf"one core for each device.*kept {busy:.2f} of the {cores} cores")
-        rejects(check.timing_comparison, timing.speedup(base, cand, 1 / right), xs, match="on this machine it is about")
-    rejects(check.timing_comparison, timing.speedup(base, cand, 8), xs, match="device count|one core for each device")
+        rejects(check.timing_comparison, measure.speedup(base, cand, 1 / right), xs, match="on this machine it is about")
+    rejects(check.timing_comparison, measure.speedup(base, cand, 8), xs, match="device count|one core for each device")
     # where one device keeps a single core busy, one core per device is the right count
     single = planted("1 device", 0.010, 1.0)
-    check.timing_comparison(timing.speedup(single, cand, min(8, cores)), xs)
-    no_cpu = timing.Timing("1 device", base.times, base.first_call)
-    rejects(check.timing_comparison, timing.speedup(no_cpu, cand, right), xs, match="no CPU times")
+    check.timing_comparison(measure.speedup(single, cand, min(8, cores)), xs)
+    no_cpu = measure.Timing("1 device", base.times, base.first_call)
+    rejects(check.timing_comparison, measure.speedup(no_cpu, cand, right), xs, match="no CPU times")
 
 
 def test_timing_comparison_rejects_bad_timings(data_mesh):
     _, _, _, xs, _, _ = training_inputs(data_mesh)
     f = jax.jit(lambda v: jnp.sum(v**2))
-    base = timing.time_call(f, np.asarray(xs), repeats=3, label="unsharded")
-    cand = timing.time_call(f, xs, repeats=3, label="sharded")
+    base = measure.time_call(f, np.asarray(xs), repeats=3, label="unsharded")
+    cand = measure.time_call(f, xs, repeats=3, label="sharded")
     ideal = min(8, physical_cores() / max(base.cores_busy, 1.0))
-    check.timing_comparison(timing.speedup(base, cand, ideal, "cores"), xs)
-    rejects(check.timing_comparison, timing.speedup(base, base, ideal), xs, match="same timing")
-    few = timing.time_call(f, xs, repeats=1)
-    rejects(check.timing_comparison, timing.speedup(base, few, ideal), xs, match="at least 3")
-    rejects(check.timing_comparison, 1.0, xs, match="timing.speedup")
+    check.timing_comparison(measure.speedup(base, cand, ideal, "cores"), xs)
+    rejects(check.timing_comparison, measure.speedup(base, base, ideal), xs, match="same timing")
+    few = measure.time_call(f, xs, repeats=1)
+    rejects(check.timing_comparison, measure.speedup(base, few, ideal), xs, match="at least 3")
+    rejects(check.timing_comparison, 1.0, xs, match="measure.speedup")
     x_rep = jax.device_put(np.asarray(xs), NamedSharding(data_mesh, P()))
-    rejects(check.timing_comparison, timing.speedup(base, cand, ideal), x_rep, match="replicated")
+    rejects(check.timing_comparison, measure.speedup(base, cand, ideal), x_rep, match="replicated")
 
 
 def test_log_likelihood_checks_name_tracing_failures_and_own_errors(data_mesh):

@@ -1,10 +1,10 @@
-"""parallel_mcmc.hlo reads compiled programs: collectives with sizes, while-loops, conditions, partitions."""
+"""parallel_mcmc.measure.hlo reads compiled programs: collectives with sizes, while-loops, conditions, partitions."""
 
 import jax
 import jax.numpy as jnp
 import pytest
 
-from parallel_mcmc import hlo
+from parallel_mcmc.measure import hlo
 
 
 def test_shape_bytes():

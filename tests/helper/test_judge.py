@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from parallel_mcmc import judge as judge_module
-from parallel_mcmc.costmodel import predict
-from parallel_mcmc.judge import RULES, Comparison, Rules, judge, rate
-from parallel_mcmc.timing import Timing
+from parallel_mcmc.measure import judging as judge_module
+from parallel_mcmc.measure.model import predict
+from parallel_mcmc.measure.judging import RULES, Comparison, Rules, judge, rate
+from parallel_mcmc.measure.timing import Timing
 
 
 def run(times, predicted, label="run"):

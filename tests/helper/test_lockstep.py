@@ -1,11 +1,11 @@
-"""Tests of parallel_mcmc.lockstep: integration-step accounting."""
+"""Tests of parallel_mcmc.measure: integration-step accounting."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from parallel_mcmc.lockstep import device_loads, integration_steps, lockstep_cost
+from parallel_mcmc.measure.lockstep import device_loads, integration_steps, lockstep_cost
 
 STEPS = np.array([[1, 7, 3], [3, 1, 15]])
 
@@ -41,7 +41,7 @@ def test_integration_steps_reads_the_info_field_or_the_counts():
 
 
 def test_expected_lockstep_steps_is_the_expected_maximum():
-    from parallel_mcmc.lockstep import expected_lockstep_steps
+    from parallel_mcmc.measure.lockstep import expected_lockstep_steps
 
     assert expected_lockstep_steps([7, 7, 7], 50) == 7.0  # no variation, no wait
     # one chain: the mean; two chains of {1, 3} equally likely: max 3 unless both draw 1 (probability 1/4)
@@ -56,7 +56,7 @@ def test_expected_lockstep_steps_is_the_expected_maximum():
 
 
 def test_expected_lockstep_steps_rejects_bad_input():
-    from parallel_mcmc.lockstep import expected_lockstep_steps
+    from parallel_mcmc.measure.lockstep import expected_lockstep_steps
 
     with pytest.raises(ValueError, match="1-D"):
         expected_lockstep_steps(np.ones((2, 2)), 2)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from parallel_mcmc.models import normal
-from parallel_mcmc.validate import ArgumentError
+from parallel_mcmc._validate import ArgumentError
 
 
 def test_observations_are_drawn_once_from_the_fixed_key():

@@ -11,7 +11,7 @@ from numpyro import handlers
 from numpyro.infer.util import log_density
 
 from parallel_mcmc.models import regression
-from parallel_mcmc.validate import ArgumentError
+from parallel_mcmc._validate import ArgumentError
 
 # ---------------------------------------------------------------- the data
 

@@ -1,4 +1,4 @@
-"""parallel_mcmc.mpi: schwimmbad's pool closes once, the sharing pool returns every task's result in order
+"""parallel_mcmc.pools: schwimmbad's pool closes once, the sharing pool returns every task's result in order
 whatever the number of ranks, and mpiexec is found. The MPI chapter's program, which runs these pools under
 mpiexec, is tested in test_emcee_mpi.py."""
 
@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from schwimmbad import MPIPool
 
-from parallel_mcmc import mpi
+from parallel_mcmc import pools
 
 
 
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_sharing_pool_keeps_order_with_any_number_of_ranks(tmp_path, ranks):
     out = tmp_path / "report.json"
-    command = [mpi.find_mpiexec(), "-n", str(ranks), sys.executable,
+    command = [pools.find_mpiexec(), "-n", str(ranks), sys.executable,
                str(Path(__file__).with_name("mpi_sharing_pool_program.py")), str(out)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stderr == "", f"exit {done.returncode}:\n{done.stderr[-2000:]}"
@@ -28,7 +28,7 @@ def test_sharing_pool_keeps_order_with_any_number_of_ranks(tmp_path, ranks):
     for n, answers in report["maps"].items():
         n = int(n)
         assert [x for x, _ in answers] == list(range(n)), "results must come back in the order of the tasks"
-        chunks = mpi.contiguous_chunks(list(range(n)), ranks)
+        chunks = pools.contiguous_chunks(list(range(n)), ranks)
         # chunk i goes to rank i + 1; the last chunk is the master's (rank 0)
         expected = {x: (i + 1) % ranks for i, chunk in enumerate(chunks) for x in chunk}
         assert [rank for _, rank in answers] == [expected[x] for x in range(n)]
@@ -41,22 +41,22 @@ def test_sharing_pool_keeps_order_with_any_number_of_ranks(tmp_path, ranks):
 
 def test_contiguous_chunks_are_in_order_and_nearly_equal():
     items = list(range(7))
-    chunks = mpi.contiguous_chunks(items, 3)
+    chunks = pools.contiguous_chunks(items, 3)
     assert chunks == [[0, 1, 2], [3, 4], [5, 6]]
-    assert mpi.contiguous_chunks(items, 1) == [items]
-    assert mpi.contiguous_chunks([1, 2], 4) == [[1], [2], [], []]
-    assert mpi.contiguous_chunks([], 2) == [[], []]
+    assert pools.contiguous_chunks(items, 1) == [items]
+    assert pools.contiguous_chunks([1, 2], 4) == [[1], [2], [], []]
+    assert pools.contiguous_chunks([], 2) == [[], []]
     for parts in range(1, 10):
-        chunks = mpi.contiguous_chunks(list(range(23)), parts)
+        chunks = pools.contiguous_chunks(list(range(23)), parts)
         assert sum(chunks, []) == list(range(23))
         assert max(map(len, chunks)) - min(map(len, chunks)) <= 1
     with pytest.raises(ValueError, match="parts"):
-        mpi.contiguous_chunks(items, 0)
+        pools.contiguous_chunks(items, 0)
 
 
 def test_evaluate_chunk_returns_the_error_instead_of_raising():
-    assert mpi.evaluate_chunk(abs, [-1, 2]) == (True, [1, 2])
-    ok, text = mpi.evaluate_chunk(int, ["3", "x"])
+    assert pools.evaluate_chunk(abs, [-1, 2]) == (True, [1, 2])
+    ok, text = pools.evaluate_chunk(int, ["3", "x"])
     assert not ok and "ValueError" in text and "invalid literal" in text
 
 
@@ -83,7 +83,7 @@ def test_schwimmbad_closes_twice():
 
 
 def test_mpi_pool_closes_once():
-    pool = _fake_pool(mpi.MPIPoolClosingOnce)
+    pool = _fake_pool(pools.MPIPoolClosingOnce)
     pool.close()
     pool.close()
     MPIPool.close(pool)  # the atexit hook finds no workers left
@@ -92,14 +92,14 @@ def test_mpi_pool_closes_once():
 
 
 def test_mpi_pool_worker_close_sends_nothing():
-    pool = _fake_pool(mpi.MPIPoolClosingOnce)
+    pool = _fake_pool(pools.MPIPoolClosingOnce)
     pool.rank = 1
     pool.close()
     assert pool.comm.sent == []
 
 
 def test_sharing_pool_closes_once():
-    pool = mpi.SharingMPIPool.__new__(mpi.SharingMPIPool)  # no MPI: the master's state by hand
+    pool = pools.SharingMPIPool.__new__(pools.SharingMPIPool)  # no MPI: the master's state by hand
     pool.comm, pool.master, pool.rank, pool.size, pool._open = _FakeComm(), 0, 0, 3, True
     pool.close()
     pool.close()  # the with block, then the atexit hook
@@ -109,12 +109,12 @@ def test_sharing_pool_closes_once():
 
 
 def test_find_mpiexec_finds_the_venv_one():
-    path = mpi.find_mpiexec()
+    path = pools.find_mpiexec()
     assert path.endswith("mpiexec")
 
 
 def test_find_mpiexec_missing_says_what_to_install(monkeypatch, tmp_path):
     monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(mpi.MPIExecNotFound, match="pip install mpi4py mpich"):
-        mpi.find_mpiexec()
+    with pytest.raises(pools.MPIExecNotFound, match="pip install mpi4py mpich"):
+        pools.find_mpiexec()

@@ -1,4 +1,4 @@
-"""parallel_mcmc.plots: speedup and scaling plots, and their input checks."""
+"""parallel_mcmc.measure: speedup and scaling plots, and their input checks."""
 
 import matplotlib
 
@@ -7,8 +7,8 @@ matplotlib.use("Agg")
 import numpy as np
 import pytest
 
-from parallel_mcmc.plots import plot_scaling, plot_speedups, plot_steps_per_draw, plot_times_vs_ideal
-from parallel_mcmc.timing import Timing, speedup
+from parallel_mcmc.measure.plots import plot_scaling, plot_speedups, plot_steps_per_draw, plot_times_vs_ideal
+from parallel_mcmc.measure.timing import Timing, speedup
 
 
 def test_speedup_bars_show_measured_and_ideal():

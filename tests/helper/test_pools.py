@@ -10,7 +10,7 @@ from multiprocessing import shared_memory
 import numpy as np
 import pytest
 
-from parallel_mcmc import pools
+from parallel_mcmc.pools import workers as pools
 
 
 @pytest.fixture

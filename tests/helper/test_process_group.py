@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from parallel_mcmc.process_group import ProcessGroupError, free_port, run_processes
+from parallel_mcmc.pools.process_group import ProcessGroupError, free_port, run_processes
 
 # Two processes join one JAX program and add their process indices with a collective.
 JOIN = textwrap.dedent(

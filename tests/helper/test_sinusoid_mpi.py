@@ -1,4 +1,4 @@
-"""parallel_mcmc.sinusoid_mpi in this process: the serial run it is compared with, and its command line.
+"""parallel_mcmc.programs.sinusoid_mpi in this process: the serial run it is compared with, and its command line.
 Under MPI (srun --mpi=pmi2 in a SLURM job) it runs in tests/book/test_slurm_jobs.py."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from parallel_mcmc import sinusoid_mpi
+from parallel_mcmc.programs import sinusoid_mpi
 from parallel_mcmc.models import sinusoid
-from parallel_mcmc.validate import ArgumentError
+from parallel_mcmc._validate import ArgumentError
 
 
 def test_serial_runs_draw_the_same_chain_from_the_fixed_start():

@@ -1,4 +1,4 @@
-"""parallel_mcmc.slurm_chains in this process: the exact posterior of loc, NUTS's mass matrix, the JSON summary,
+"""parallel_mcmc.programs.slurm_chains in this process: the exact posterior of loc, NUTS's mass matrix, the JSON summary,
 the chains' keys and each process's chains, and the command line; and the program on two layouts of two
 devices, whose draws must be those of the chains run one after another. The program runs under SLURM in
 tests/book/test_slurm_jobs.py."""
@@ -13,9 +13,9 @@ import pytest
 from jax.sharding import NamedSharding
 from scipy import stats
 
-from parallel_mcmc import slurm_chains
-from parallel_mcmc.process_group import run_processes
-from parallel_mcmc.validate import ArgumentError
+from parallel_mcmc.programs import slurm_chains
+from parallel_mcmc.pools.process_group import run_processes
+from parallel_mcmc._validate import ArgumentError
 
 
 def test_exact_loc_is_the_student_t_posterior():
@@ -85,13 +85,13 @@ def test_the_draws_do_not_depend_on_the_layout(tmp_path):
     the chains run one after another in this process."""
     import blackjax
 
-    from parallel_mcmc.chains import sequential_runner
+    from parallel_mcmc.sample.chains import sequential_runner
     from parallel_mcmc.models import normal
 
     draws = {}
     for num_processes, devices_each in ((1, 2), (2, 1)):
         name = f"{num_processes}x{devices_each}"
-        run_processes(module="parallel_mcmc.slurm_chains", num_processes=num_processes, launcher="subprocess",
+        run_processes(module="parallel_mcmc.programs.slurm_chains", num_processes=num_processes, launcher="subprocess",
                       args=["--out", str(tmp_path / f"{name}.json"), "--draws-out", str(tmp_path / f"{name}.npz"),
                             "--cpu-devices", str(devices_each), "--num-chains", "4", "--draws", "120",
                             "--warmup", "20", "--no-diagnostics"], timeout=300)

@@ -1,12 +1,12 @@
-"""parallel_mcmc.timing: compilation left out, outputs blocked on, speedups beside ideals."""
+"""parallel_mcmc.measure: compilation left out, outputs blocked on, speedups beside ideals."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from parallel_mcmc import timing
-from parallel_mcmc.timing import Timing, speedup, time_call, time_interleaved, timed
+from parallel_mcmc.measure import timing
+from parallel_mcmc.measure.timing import Timing, speedup, time_call, time_interleaved, timed
 
 
 def test_counts_warmup_and_repeats():

@@ -1,9 +1,9 @@
-"""parallel_mcmc.validate: the whole-number check the helpers share."""
+"""parallel_mcmc._validate: the whole-number check the helpers share."""
 
 import numpy as np
 import pytest
 
-from parallel_mcmc.validate import whole_number
+from parallel_mcmc._validate import whole_number
 
 
 def test_whole_numbers_pass_and_come_back_as_int():
@@ -18,7 +18,7 @@ def test_anything_else_is_refused_with_its_name(bad):
 
 
 def test_refusals_are_both_type_and_value_errors():
-    from parallel_mcmc.validate import ArgumentError
+    from parallel_mcmc._validate import ArgumentError
 
     with pytest.raises(TypeError):
         whole_number("n", "2", 1)
@@ -35,7 +35,7 @@ def test_whole_number_names_its_unit():
 def test_real_numbers_in_every_form_pass():
     import jax.numpy as jnp
 
-    from parallel_mcmc.validate import real_number
+    from parallel_mcmc._validate import real_number
 
     assert real_number("t", 2, above=0) == 2.0
     assert real_number("t", np.float32(0.5), above=0) == 0.5
@@ -51,7 +51,7 @@ def test_real_numbers_in_every_form_pass():
      (np.zeros(2), {}, "must be a number"), (0.5, {"above": 1}, "must be a number > 1")],
 )
 def test_real_number_refuses_with_the_bound(bad, bound, message):
-    from parallel_mcmc.validate import real_number
+    from parallel_mcmc._validate import real_number
 
     with pytest.raises(ValueError, match=message):
         real_number("timeout", bad, **bound)
@@ -60,7 +60,7 @@ def test_real_number_refuses_with_the_bound(bad, bound, message):
 def test_is_number_accepts_numbers_in_any_form_and_nothing_else():
     import jax.numpy as jnp
 
-    from parallel_mcmc.validate import is_number
+    from parallel_mcmc._validate import is_number
 
     for yes in (1, 2.5, np.int32(3), np.float64(0.1), np.asarray(1.0), jnp.asarray(2.0), jnp.float32(1)):
         assert is_number(yes), yes

@@ -1,4 +1,4 @@
-"""The grader's data path: values to JSON in the sandbox (harness), back in the judge (codec), and the judge."""
+"""The grader's data path: values to JSON in the sandbox (harness), back in the verdict runner (codec), and the verdict runner."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ import pytest
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from booktools.coursework import judge
+from booktools.coursework import verdict_runner
 from booktools.coursework.codec import ForgedData, Replay, decode
 from booktools.coursework.harness import Recorder, encode
 from parallel_mcmc import pools
 from parallel_mcmc.exercises import beyond_one_machine
-from parallel_mcmc.timing import Timing
+from parallel_mcmc.measure.timing import Timing
 
 
 def round_trip(value, recorders=None):
@@ -64,7 +64,7 @@ def test_a_learners_function_answers_only_recorded_calls():
         back(4)
 
 
-def test_the_judge_decides_on_the_record_and_on_unseen_inputs(capsys):
+def test_the_verdict_runner_decides_on_the_record_and_on_unseen_inputs(capsys):
     """A record that holds right answers for the chapter's inputs only (forged, or a lookup table) fails."""
     table = {args: want for args, want in beyond_one_machine._SPLITS}
 
@@ -80,10 +80,10 @@ def test_the_judge_decides_on_the_record_and_on_unseen_inputs(capsys):
                    "records": {"0": {"calls": recorder.calls, "programs": {}}}}
     item = {"label": "ex", "module": "parallel_mcmc.exercises.beyond_one_machine", "function": "my_chains",
             "observation": json.loads(json.dumps(observation))}
-    verdict = judge.judge_check(item, None, seed=1)
+    verdict = verdict_runner.run_check(item, None, seed=1)
     assert verdict["status"] == "error" and "no record" in verdict["message"]  # the unseen inputs were never answered
     item["module"] = "os"
-    assert judge.judge_check(item, None, seed=1)["status"] == "error"
+    assert verdict_runner.run_check(item, None, seed=1)["status"] == "error"
 
 
 def test_unseen_calls_can_use_the_chapters_own_arguments(tmp_path):
@@ -113,5 +113,5 @@ def test_unseen_calls_can_use_the_chapters_own_arguments(tmp_path):
     assert len(record["calls"]) == 3 + len(calls)  # the chapter's three betas, then the grader's
     item = {"label": "ex", "module": "parallel_mcmc.exercises.other_parallelism", "function": "sharded_gradient",
             "observation": observation}
-    assert judge.judge_check(item, 8, seed=11) == {"label": "ex", "status": "passed", "message": ""}
-    assert judge.judge_check(item, 8, seed=12)["status"] == "error"  # other unseen inputs were never answered
+    assert verdict_runner.run_check(item, 8, seed=11) == {"label": "ex", "status": "passed", "message": ""}
+    assert verdict_runner.run_check(item, 8, seed=12)["status"] == "error"  # other unseen inputs were never answered

@@ -9,9 +9,9 @@ import nbformat
 import pytest
 from booktools import timed_pages as tp
 
-from parallel_mcmc.costmodel import predict
-from parallel_mcmc.judge import Verdict, rate
-from parallel_mcmc.timing import Timing
+from parallel_mcmc.measure.model import predict
+from parallel_mcmc.measure.judging import Verdict, rate
+from parallel_mcmc.measure.timing import Timing
 
 
 def planted(times, predicted, name):
@@ -43,9 +43,9 @@ def test_a_printed_verdict_is_read_back():
 
 
 PAGE_CODE = """\
-from parallel_mcmc.costmodel import predict
-from parallel_mcmc.judge import judge
-from parallel_mcmc.timing import Timing
+from parallel_mcmc.measure.model import predict
+from parallel_mcmc.measure.judging import judge
+from parallel_mcmc.measure.timing import Timing
 
 verdict = judge(lambda: {"run": predict(Timing("run", (1.0, 1.0), 1.0), PREDICTED)}, cores=1)
 print(verdict)

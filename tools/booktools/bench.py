@@ -3,7 +3,7 @@
 ``python -m booktools.bench [--size smoke|laptop|large] [--out DIR]``
 
 Three groups of rows, each timed with compilation left out, against the
-prediction of :mod:`parallel_mcmc.costmodel` built from costs measured in the
+prediction of :mod:`parallel_mcmc.measure` built from costs measured in the
 same run (never from the timed runs themselves):
 
 - **BlackJAX NUTS** on :mod:`parallel_mcmc.models.normal`, chains one after
@@ -24,7 +24,7 @@ same run (never from the timed runs themselves):
   against one vectorised JAX call per half ensemble, with emcee's own work
   timed on a log-probability that costs next to nothing.
 
-Each group is judged as the book's pages are (:func:`parallel_mcmc.judge.judge`):
+Each group is judged as the book's pages are (:func:`parallel_mcmc.measure.judge`):
 its runs and their model's calibration are measured together, and measured
 again while a rule fails. It writes ``bench.csv`` and ``bench.json`` (the rows
 and a description of the machine) and ``bench.png`` (measured against
@@ -63,17 +63,15 @@ from numpyro.infer import MCMC, NUTS
 from rich.console import Console
 from rich.table import Table
 
-from parallel_mcmc import costmodel
-from parallel_mcmc.chains import sequential_runner, shard_map_runner, vmap_runner
+from parallel_mcmc import measure
+from parallel_mcmc.sample import sequential_runner, shard_map_runner, vmap_runner
 from parallel_mcmc.devices import PLATFORM_ENV, physical_cores, use_cpu_devices
-from parallel_mcmc.emcee_mpi import NUM_WALKERS, initial_walkers, run_sampler
-from parallel_mcmc.judge import judge
-from parallel_mcmc.lockstep import integration_steps, lockstep_cost
+from parallel_mcmc.pools.emcee_tasks import NUM_WALKERS, initial_walkers, run_sampler
+from parallel_mcmc.measure import integration_steps, judge, lockstep_cost
 from parallel_mcmc.models import normal, sinusoid
 from parallel_mcmc.models.regression import linear_model, make_linear_data
-from parallel_mcmc.mpi import MPIExecNotFound, find_mpiexec
-from parallel_mcmc.pools import CountingPool, busy_log_prob
-from parallel_mcmc.timing import (CompileLog, Timing, cores_busy, time_call, time_interleaved,
+from parallel_mcmc.pools import CountingPool, MPIExecNotFound, busy_log_prob, find_mpiexec
+from parallel_mcmc.measure import (CompileLog, Timing, cores_busy, time_call, time_interleaved,
                                   time_with_calibration)
 
 __all__ = ["BenchSize", "SIZES", "Row", "run", "main"]
@@ -108,7 +106,7 @@ class Row:
 
     ``speedup`` is the baseline's median over this row's median and ``ideal_speedup`` the model's own
     ratio, the baseline's predicted time over this row's (both 1 on the group's baseline row);
-    ``status`` is the judge's verdict on the row (:mod:`parallel_mcmc.judge`) after ``tries`` measurements.
+    ``status`` is the judge's verdict on the row (:mod:`parallel_mcmc.measure`) after ``tries`` measurements.
     """
 
     group: str
@@ -126,13 +124,13 @@ class Row:
     note: str = ""
 
 
-def _judged(group: str, measure: Callable[[], tuple[dict[str, costmodel.Prediction], str]], baseline: str,
+def _judged(group: str, measure: Callable[[], tuple[dict[str, measure.Prediction], str]], baseline: str,
             chains: int, devices: dict[str, int], cores: int) -> list[Row]:
     """Judge a group's runs (``measure()`` gives their predictions and a note on what the model leaves out),
     measuring again while a rule fails, as the book's pages do; one :class:`Row` a run."""
     notes: list[str] = []
 
-    def predictions() -> dict[str, costmodel.Prediction]:
+    def predictions() -> dict[str, measure.Prediction]:
         found, note = measure()
         notes.append(note)
         return found
@@ -191,18 +189,18 @@ def bench_nuts(size: BenchSize, num_devices: int, cores: int) -> list[Row]:
         cal_steps = integration_steps(cal_out["width 1"][1])
         seconds = [_best_per_step(cal["width 1"], cal_steps.sum())]
         seconds += [_best_per_step(cal[f"width {w}"], lockstep_cost(cal_steps[:w])) for w in widths[1:]]
-        step = costmodel.StepCost(tuple(widths), tuple(seconds))
+        step = measure.StepCost(tuple(widths), tuple(seconds))
         predicted = {
-            "one after another": costmodel.sequential_time(steps, step),
-            "vmap": costmodel.lockstep_time(steps, step),
-            "pmap(vmap)": costmodel.sharded_time(steps, step, num_devices, cores, inner="vmap"),
-            "shard_map + lax.map": costmodel.sharded_time(steps, step, num_devices, cores, inner="map"),
+            "one after another": measure.sequential_time(steps, step),
+            "vmap": measure.lockstep_time(steps, step),
+            "pmap(vmap)": measure.sharded_time(steps, step, num_devices, cores, inner="vmap"),
+            "shard_map + lax.map": measure.sharded_time(steps, step, num_devices, cores, inner="map"),
         }
         # what the model leaves out: one device's work may keep more than one core busy (XLA's own threads),
         # and then the devices compete for the cores the model gives each of them
         busy = cores_busy(lockstep, cal_keys[:per_device], jax.tree.map(lambda x: x[:per_device], states), calls=2)
         note = f"one device's vmap of {per_device} chains keeps {busy:.2f} cores busy"
-        return {m: costmodel.predict(timings[m], predicted[m]) for m in predicted}, note
+        return {m: measure.predict(timings[m], predicted[m]) for m in predicted}, note
 
     return _judged("BlackJAX NUTS", measure, "one after another", num_chains, devices, cores)
 
@@ -286,13 +284,13 @@ def bench_numpyro(size: BenchSize, num_devices: int, cores: int) -> list[Row]:
         if num_chains > 1:
             wide = f"width {num_chains}, other keys"
             seconds += (cal[wide].best / lockstep_cost(steps[wide]),)
-        step = costmodel.StepCost((1, num_chains) if num_chains > 1 else (1,), seconds)
+        step = measure.StepCost((1, num_chains) if num_chains > 1 else (1,), seconds)
         predicted = {
-            "sequential": costmodel.sequential_time(steps["sequential"], step),
-            "vectorized": costmodel.lockstep_time(steps["vectorized"], step),
-            "parallel": costmodel.sharded_time(steps["parallel"], step, num_devices, cores),
+            "sequential": measure.sequential_time(steps["sequential"], step),
+            "vectorized": measure.lockstep_time(steps["vectorized"], step),
+            "parallel": measure.sharded_time(steps["parallel"], step, num_devices, cores),
         }
-        predictions = {m: costmodel.predict(timings[m], predicted[m], "the compiled program's steps")
+        predictions = {m: measure.predict(timings[m], predicted[m], "the compiled program's steps")
                        for m in predicted}
         busy = cores_busy(programs["sequential"][0], programs["sequential"][1], calls=1)
         return predictions, f"one chain's NUTS keeps {busy:.2f} cores busy"
@@ -338,23 +336,23 @@ def bench_emcee(size: BenchSize, cores: int) -> list[Row]:
             round_trip = time_call(pool.map, _noop, range(half), repeats=repeats).best / half
             pooled = time_call(_emcee_busy, pool, steps, repeats=repeats, label=f"Pool({workers})")
         predictions = {
-            "serial": costmodel.predict(serial, sum(tasks) * one_call, "every call one after another"),
-            f"Pool({workers})": costmodel.predict(
-                pooled, costmodel.pool_run_time(tasks, one_call, workers, cores, overhead_per_task=round_trip,
+            "serial": measure.predict(serial, sum(tasks) * one_call, "every call one after another"),
+            f"Pool({workers})": measure.predict(
+                pooled, measure.pool_run_time(tasks, one_call, workers, cores, overhead_per_task=round_trip,
                                                 pool_map_chunks=True),
                 f"{workers} workers, measured round trip per task"),
         }
         if mpiexec is not None:
             with tempfile.TemporaryDirectory() as tmp:
                 out = Path(tmp) / "mpi.npz"
-                cmd = [mpiexec, "-n", str(workers), sys.executable, "-m", "parallel_mcmc.emcee_mpi", str(out),
+                cmd = [mpiexec, "-n", str(workers), sys.executable, "-m", "parallel_mcmc.programs.emcee_mpi", str(out),
                        "--pool", "sharing", "--steps", str(steps), "--repeats", str(repeats)]
                 subprocess.run(cmd, check=True, capture_output=True, timeout=600)
                 result = dict(np.load(out))
             # one cost (the default one), so the first row of every per-cost array
             mpi_run = Timing(f"MPI, {workers} ranks", tuple(result["times"][0]), float(result["first_time"][0]))
-            predicted = costmodel.pool_run_time(result["tasks_per_map"].tolist(), one_call, workers, cores)
-            predictions[mpi_run.label] = costmodel.predict(mpi_run, predicted, f"{workers} ranks, master shares")
+            predicted = measure.pool_run_time(result["tasks_per_map"].tolist(), one_call, workers, cores)
+            predictions[mpi_run.label] = measure.predict(mpi_run, predicted, f"{workers} ranks, master shares")
         note = (f"one log-probability {1e3 * one_call:.2f} ms, a task's round trip through the pool "
                 f"{1e6 * round_trip:.0f} µs")
         return predictions, note
@@ -391,8 +389,8 @@ def bench_emcee_jax(size: BenchSize, cores: int) -> list[Row]:
         by_width = {n: time_call(batch, start[:n], repeats=21).best for n in set(tasks)}
         calls = sum(by_width[n] for n in tasks)
         predictions = {
-            "NumPy, serial": costmodel.predict(serial, own + sum(tasks) * one, "emcee + every walker one call"),
-            "JAX, vectorize=True": costmodel.predict(vectorised, own + calls, "emcee + one call per half ensemble"),
+            "NumPy, serial": measure.predict(serial, own + sum(tasks) * one, "emcee + every walker one call"),
+            "JAX, vectorize=True": measure.predict(vectorised, own + calls, "emcee + one call per half ensemble"),
         }
         note = (f"inside a run the vectorised calls took {1e3 * inside.seconds:.0f} ms against "
                 f"{1e3 * calls:.0f} ms timed alone; emcee's own work {1e3 * own:.0f} ms")

@@ -5,7 +5,7 @@ processes that each spin on one core (plain Python arithmetic, no I/O), runs
 ``COMMAND``, stops them, and exits with the command's status. For example,
 ``python -m booktools.busy -- make test`` runs the whole test suite with one
 of the machine's cores taken: the timed pages must then still pass, their
-judge (:mod:`parallel_mcmc.judge`) seeing that the process did not get its
+judge (:mod:`parallel_mcmc.measure`) seeing that the process did not get its
 cores and leaving out the lower bounds.
 """
 

@@ -1,7 +1,7 @@
 """Run the book's timed pages several times, quiet and with cores kept busy, and report every verdict.
 
 ``python -m booktools.timed_pages [--quiet 3] [--busy 1] [--out timed.json] [PAGE ...]`` executes each
-page that calls the judge (:mod:`parallel_mcmc.judge`) in a fresh kernel, as ``make test`` does (timing
+page that calls the judge (:mod:`parallel_mcmc.measure`) in a fresh kernel, as ``make test`` does (timing
 strict: a failure that persists after re-measuring raises), ``--quiet`` times in a row, then ``--busy``
 times with one core kept busy by another process (:func:`booktools.busy.spin`). It prints, for every
 pass and page, whether the page passed, its run time, and what its judge printed: the runs' ratios and
@@ -28,7 +28,7 @@ from nbclient.exceptions import CellExecutionError
 from rich.console import Console
 from rich.table import Table
 
-from parallel_mcmc.judge import STRICT_ENV
+from parallel_mcmc.measure import STRICT_ENV
 
 from .busy import spin
 from .notebooks import myst_notebooks, read

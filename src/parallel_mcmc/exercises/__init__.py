@@ -25,7 +25,7 @@ import functools
 import importlib
 from typing import Any, Callable
 
-from ..validate import is_number
+from parallel_mcmc._validate import is_number
 
 __all__ = ["passed", "expect", "call", "importable", "program_structure", "uses", "traced_program", "record_type",
            "as_float"]

@@ -9,9 +9,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from emcee.ensemble import _FunctionWrapper
 
-from ..costmodel import pool_run_time
-from ..models import sinusoid
-from ..pools import log_prob_with_data
+from parallel_mcmc.measure.queue import pool_run_time
+from parallel_mcmc.models import sinusoid
+from parallel_mcmc.pools.workers import log_prob_with_data
 from . import as_float, call, expect, importable, passed
 
 __all__ = ["data_sent_once", "sharing_crossover", "cost_for_speedup", "vectorized_log_prob"]
@@ -128,7 +128,7 @@ def sharing_crossover(fn: Callable[..., Any], cases: Sequence[tuple] | None = No
     sharing pool's run takes as long as the serial run, in the book's model; ``None`` where it never pays.
 
     A map of ``n`` tasks of ``c`` seconds takes ``n * c`` serially and, through the pool
-    (:func:`parallel_mcmc.costmodel.chunked_pool_run_time`), ``round_overhead`` plus the larger of
+    (:func:`parallel_mcmc.measure.chunked_pool_run_time`), ``round_overhead`` plus the larger of
     ``ceil(n / ranks) * c`` and ``n * c / cores``; emcee's own work is the same on both sides. ``cases``
     (default: a fixed table) lists the arguments.
     """

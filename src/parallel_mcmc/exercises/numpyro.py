@@ -6,7 +6,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..validate import is_number
+from parallel_mcmc._validate import is_number
 from . import as_float, call, expect, passed
 
 __all__ = ["split_compile", "max_draws", "gaussian_consensus"]
@@ -92,7 +92,7 @@ def _fit(memory: int, num_chains: int, num_devices: int, num_latent: int, data_b
 def max_draws(fn: Callable[..., Any], cases: Sequence[tuple] | None = None) -> None:
     """Check ``fn(memory_bytes, num_chains, num_devices, num_latent, data_bytes)``: the most draws that fit.
 
-    The memory is that of :func:`parallel_mcmc.numpyro_runner.estimate_memory` (float32, diagonal mass matrix):
+    The memory is that of :func:`parallel_mcmc.sample.estimate_memory` (float32, diagonal mass matrix):
     on the fullest device, ``ceil(num_chains / num_devices)`` chains (padding copies are stored too), each with
     ``num_samples * num_latent`` draws and a state of ``10 * num_latent`` numbers, 4 bytes each, plus a copy of
     the data. The answer is the largest whole ``num_samples`` that fits, 0 if none does. ``cases`` (default: a

@@ -8,9 +8,9 @@ from typing import Any, Callable, Mapping, Sequence
 import jax
 import numpy as np
 
-from ..lockstep import lockstep_cost
-from ..timing import Timing
-from ..validate import whole_number
+from parallel_mcmc.measure.lockstep import lockstep_cost
+from parallel_mcmc.measure.timing import Timing
+from parallel_mcmc._validate import whole_number
 from . import as_float, call, expect, passed, traced_program
 
 __all__ = ["costliest_chain", "machine_speedup", "grouped_efficiency", "spread_chains", "faster_method", "time_to_target"]
@@ -240,8 +240,8 @@ def spread_chains(positions: Any, reference: Mapping[str, Any], spread: Callable
     if spread is not None:
         expect(callable(spread), "`spread` should be the function you ran (spread(keys, states)), not its result.")
         expect(
-            getattr(spread, "__module__", None) != "parallel_mcmc.chains",
-            "`spread` is one of the book's runners (parallel_mcmc.chains); the exercise is to write the shard_map "
+            getattr(spread, "__module__", None) != "parallel_mcmc.sample.chains",
+            "`spread` is one of the book's runners (parallel_mcmc.sample); the exercise is to write the shard_map "
             "and the loop over each device's chains yourself.",
         )
         program = traced_program(spread, tuple(inputs), "spread(keys, states)")
@@ -267,7 +267,7 @@ def spread_chains(positions: Any, reference: Mapping[str, Any], spread: Callable
 
 
 def faster_method(choice: Any, timings: Mapping[str, Any]) -> None:
-    """Check ``choice`` against ``timings``: a dict of two :class:`~parallel_mcmc.timing.Timing` by method name."""
+    """Check ``choice`` against ``timings``: a dict of two :class:`~parallel_mcmc.measure.Timing` by method name."""
     expect(
         isinstance(timings, Mapping) and len(timings) == 2,
         "timings must be a dict with exactly two entries, one Timing per method you compared.",

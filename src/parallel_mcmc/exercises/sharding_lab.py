@@ -19,8 +19,8 @@ import jax
 import numpy as np
 from jax.sharding import AxisType
 
-from ..devices import physical_cores
-from ..timing import Speedup
+from parallel_mcmc.devices import physical_cores
+from parallel_mcmc.measure.timing import Speedup
 from . import call, expect, passed, traced_program, uses
 
 __all__ = [
@@ -265,7 +265,7 @@ def _check_replicated_outputs(outputs: tuple, devices: set, hint: str) -> None:
 def _check_program(program: Any, name: str, gathered: str) -> None:
     """``program``, the compiled program of the sharded log-likelihood, adds the devices' sums with an all-reduce
     and gathers nothing."""
-    from .. import hlo
+    from parallel_mcmc.measure import hlo
 
     expect(
         isinstance(program, str) and "HloModule" in program,
@@ -656,7 +656,7 @@ IDEAL_TOLERANCE = 0.15
 
 
 def timing_comparison(result: Any, x_sh: Any) -> None:
-    """A :class:`~parallel_mcmc.timing.Speedup` of the sharded training step, with the ideal of this machine.
+    """A :class:`~parallel_mcmc.measure.Speedup` of the sharded training step, with the ideal of this machine.
 
     The forced CPU devices share the machine's physical cores, and one device
     already keeps ``result.baseline.cores_busy`` of them busy with XLA's
@@ -669,7 +669,7 @@ def timing_comparison(result: Any, x_sh: Any) -> None:
     """
     expect(
         isinstance(result, Speedup),
-        f"`result` should be made with timing.speedup(baseline, candidate, ideal, reason), got {type(result).__name__}.",
+        f"`result` should be made with parallel_mcmc.measure.speedup(baseline, candidate, ideal, reason), got {type(result).__name__}.",
     )
     _check_rows_sharded(x_sh, "x_sh")
     expect(

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import jax.scipy.stats as stats
 import numpy as np
 
-from ..validate import whole_number
+from parallel_mcmc._validate import whole_number
 
 __all__ = [
     "TRUE_LOC",

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..validate import real_number, whole_number
+from parallel_mcmc._validate import real_number, whole_number
 
 __all__ = [
     "RegressionData",

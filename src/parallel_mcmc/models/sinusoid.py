@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..validate import whole_number
+from parallel_mcmc._validate import whole_number
 
 __all__ = [
     "PARAM_NAMES",

@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..validate import real_number, whole_number
+from parallel_mcmc._validate import real_number, whole_number
 
 __all__ = ["target_curve", "make_regression_data", "init_mlp_params"]
 

@@ -1,8 +1,8 @@
-"""Values back from the JSON data :mod:`booktools.coursework.harness` writes, in the trusted judge.
+"""Values back from the JSON data :mod:`booktools.coursework.harness` writes, in the trusted verdict runner.
 
 Reading never executes anything from the data: numbers, strings and containers
 are rebuilt; arrays are rebuilt from their values (JAX arrays on a mesh of the
-judge's own devices, with the layout described); a function of the book's
+verdict runner's own devices, with the layout described); a function of the book's
 helper package is imported by name (``parallel_mcmc.*`` only); a dataclass only
 if it is one of the helper package's; a learner's function becomes a
 :class:`Replay` that answers from the record of its calls. Anything else is
@@ -174,26 +174,27 @@ def _jax_array(data: dict):
     elif kind == "single":
         out = jax.device_put(host, _device(sharding.get("device"))) if sharding.get("committed", True) else jax.numpy.asarray(host)
     else:
-        raise ForgedData(f"a layout the judge cannot rebuild ({sharding.get('name', kind)})")
+        raise ForgedData(f"a layout the verdict runner cannot rebuild ({sharding.get('name', kind)})")
     if "key_impl" in data:
         out = jax.random.wrap_key_data(out, impl=str(data["key_impl"]))
     return out
 
 
-# The helper package's modules whose functions and classes the judge may call with values a submission chose
+# The helper package's modules whose functions and classes the verdict runner may call with values a submission chose
 # (as a pool's initializer, say): pure functions of their arguments. Anything else named by a submission
 # becomes a stand-in that refuses to run.
-CALLABLE_MODULES = ("parallel_mcmc.pools", "parallel_mcmc.models", "parallel_mcmc.timing", "parallel_mcmc.costmodel")
+CALLABLE_MODULES = ("parallel_mcmc.pools.workers", "parallel_mcmc.models", "parallel_mcmc.measure.timing",
+                    "parallel_mcmc.measure.model", "parallel_mcmc.measure.queue", "parallel_mcmc.measure.calibrate")
 
 
 class _Refused:
-    """A function of the helper package the judge will not run on a submission's behalf."""
+    """A function of the helper package the verdict runner will not run on a submission's behalf."""
 
     def __init__(self, module: str, qualname: str) -> None:
         self.__module__, self.__qualname__, self.__name__ = module, qualname, qualname.rsplit(".", 1)[-1]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise ForgedData(f"the judge does not run {self.__module__}.{self.__qualname__} for a submission")
+        raise ForgedData(f"the verdict runner does not run {self.__module__}.{self.__qualname__} for a submission")
 
     def __reduce__(self):
         raise TypeError(f"{self.__qualname__} is not run by the grader")

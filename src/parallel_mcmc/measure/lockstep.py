@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .validate import whole_number
+from parallel_mcmc._validate import whole_number
 
 __all__ = ["integration_steps", "lockstep_cost", "device_loads", "steps_2d", "expected_lockstep_steps"]
 

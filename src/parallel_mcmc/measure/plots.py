@@ -7,8 +7,8 @@ from typing import Any, Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .lockstep import steps_2d
-from .timing import Speedup
+from parallel_mcmc.measure.lockstep import steps_2d
+from parallel_mcmc.measure.timing import Speedup
 
 __all__ = ["plot_speedups", "plot_scaling", "plot_times_vs_ideal", "plot_steps_per_draw"]
 
@@ -16,7 +16,7 @@ __all__ = ["plot_speedups", "plot_scaling", "plot_times_vs_ideal", "plot_steps_p
 def plot_speedups(records: Sequence[Speedup], ax=None, title: str | None = None):
     """Bar chart of measured speedups with the ideal of each drawn beside it.
 
-    ``records`` are :class:`~parallel_mcmc.timing.Speedup` objects; each bar
+    ``records`` are :class:`~parallel_mcmc.measure.Speedup` objects; each bar
     is labelled with the candidate's label. Returns the matplotlib axes.
     """
     records = list(records)

@@ -1,4 +1,4 @@
-"""Chains over the processes of a SLURM job, as one JAX program: ``srun python -m parallel_mcmc.slurm_chains``.
+"""Chains over the processes of a SLURM job, as one JAX program: ``srun python -m parallel_mcmc.programs.slurm_chains``.
 
 Every process of the job step runs this module. It calls
 :func:`jax.distributed.initialize` with no arguments, so JAX reads what
@@ -8,7 +8,7 @@ number of processes (``SLURM_NTASKS``), this process's index
 (``SLURM_PROCID``) and its index on its node (``SLURM_LOCALID``, the GPU it
 keeps on a GPU node). Then it samples NUTS chains (BlackJAX) of the normal
 model :mod:`parallel_mcmc.models.normal`, split over a mesh of all the
-devices of all the processes by :func:`parallel_mcmc.chains.shard_map_runner`:
+devices of all the processes by :func:`parallel_mcmc.sample.shard_map_runner`:
 each process makes the keys and starting points of only the chains its
 devices hold (:func:`process_chains`), and
 :func:`jax.make_array_from_process_local_data` joins them into global arrays.
@@ -47,7 +47,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .validate import whole_number
+from parallel_mcmc._validate import whole_number
 
 __all__ = ["SLURM_VARIABLES", "SEED", "STEP_SIZE", "chain_keys", "process_chains", "exact_loc", "inverse_mass_matrix",
            "summarize", "main"]
@@ -90,7 +90,7 @@ def summarize(draws: Mapping[str, Any], processes: Sequence[Mapping[str, int]], 
     """
     import arviz as az
 
-    from .diagnostics import to_inference_data
+    from parallel_mcmc.sample.diagnostics import to_inference_data
 
     kept = {name: np.asarray(value)[:, warmup:] for name, value in draws.items()}
     idata = to_inference_data(kept)
@@ -160,7 +160,7 @@ class _CacheEvents:
 
 
 def main(argv: Sequence[str] | None = None) -> dict | None:
-    parser = argparse.ArgumentParser(prog="python -m parallel_mcmc.slurm_chains", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m parallel_mcmc.programs.slurm_chains", description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="where process 0 writes the JSON summary")
     parser.add_argument("--num-chains", type=int, default=8, help="chains in all, a multiple of the devices")
     parser.add_argument("--draws", type=int, default=600, help="draws per chain, warm-up included")
@@ -206,8 +206,8 @@ def main(argv: Sequence[str] | None = None) -> dict | None:
     from jax.sharding import AxisType, NamedSharding
     from jax.sharding import PartitionSpec as P
 
-    from .chains import shard_map_runner
-    from .models import normal
+    from parallel_mcmc.sample.chains import shard_map_runner
+    from parallel_mcmc.models import normal
 
     data = normal.observed()
     nuts = blackjax.nuts(normal.make_logdensity(data), step_size=STEP_SIZE,

@@ -17,8 +17,8 @@ laid out:
 
 Multi-chain runners return ``(positions, info)`` with axes ``(chain, draw, ...)``,
 except :func:`summary_runner`, whose memory does not grow with the draws.
-What lockstep costs is counted in :mod:`parallel_mcmc.lockstep`; ArviZ's
-diagnostics of the draws come through :mod:`parallel_mcmc.diagnostics`.
+What lockstep costs is counted in :mod:`parallel_mcmc.measure`; ArviZ's
+diagnostics of the draws come through :mod:`parallel_mcmc.sample`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import PartitionSpec as P
 
-from .validate import whole_number
+from parallel_mcmc._validate import whole_number
 
 __all__ = ["sequential_runner", "vmap_runner", "shard_map_runner", "summary_runner"]
 

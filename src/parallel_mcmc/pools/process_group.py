@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from .mpi import find_mpiexec
-from .validate import real_number, whole_number
+from parallel_mcmc.pools.mpi import find_mpiexec
+from parallel_mcmc._validate import real_number, whole_number
 
 __all__ = ["ProcessGroupError", "GroupRun", "free_port", "run_processes"]
 
@@ -52,7 +52,7 @@ def _check_args(script: Path | None, module: str | None, num_processes: int, tim
         raise ValueError("Give either a script (its path) or module= (a module name, as for python -m), not "
                          f"{'both' if script is not None else 'neither'}.")
     if module is not None and (not isinstance(module, str) or not all(p.isidentifier() for p in module.split("."))):
-        raise ValueError(f"module must be a dotted module name such as 'parallel_mcmc.slurm_chains', got {module!r}.")
+        raise ValueError(f"module must be a dotted module name such as 'parallel_mcmc.programs.slurm_chains', got {module!r}.")
     if script is not None and not script.is_file():
         raise FileNotFoundError(f"The script {script} does not exist: write it first, then start the processes.")
     real_number("timeout", timeout, above=0, of=" of seconds")

@@ -29,7 +29,7 @@ not hand back and fault in again its temporary arrays at every task.
 first ``num_points`` points of its data, for sweeps of the data size.
 
 MPI pools (finding ``mpiexec``, schwimmbad's ``MPIPool`` closed once, a pool
-whose master shares the work) are in :mod:`parallel_mcmc.mpi`.
+whose master shares the work) are in :mod:`parallel_mcmc.pools`.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from typing import Any, Callable, Iterable, NamedTuple
 import numpy as np
 import psutil
 
-from .validate import real_number, whole_number
+from parallel_mcmc._validate import real_number, whole_number
 
 __all__ = [
     "CountingPool",
@@ -261,7 +261,7 @@ def sinusoid_log_prob_points(theta: Any, num_points: int) -> float:
     the cost of a call grows with ``num_points``, for sweeps of the data size.
     With ``num_points = NUM_POINTS`` it is ``sinusoid.log_prob`` itself.
     """
-    from .models import sinusoid
+    from parallel_mcmc.models import sinusoid
 
     num_points = whole_number("num_points", num_points, 1)
     if num_points > sinusoid.NUM_POINTS:

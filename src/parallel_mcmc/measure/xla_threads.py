@@ -6,13 +6,13 @@ into pieces that the pool runs at once: one forced CPU device can keep every
 core busy. The pool's size is fixed when JAX starts its backend: the cores the
 process may use, or the environment variable ``NPROC`` when it is set. So a
 setting with one thread must be made in a fresh process: :class:`OneThreadDevice`
-starts one (``python -m parallel_mcmc.xla_threads``, one CPU device,
+starts one (``python -m parallel_mcmc.programs.xla_threads_worker``, one CPU device,
 ``NPROC=1``) and runs the page's workloads there on request, so that the page
 can time them in its own interleaved loop beside the runs of its own process.
 
 Checked on jaxlib 0.10.2 and 0.12.0.1 (the profiling page checks it in every
 run): ``--xla_cpu_multi_thread_eigen=false`` is accepted but leaves the pieces
-as they are (:func:`parallel_mcmc.hlo.partitions` reads
+as they are (:func:`parallel_mcmc.measure.hlo.partitions` reads
 them); ``intra_op_parallelism_threads`` is no XLA flag (the process aborts);
 ``NPROC=1`` with one device leaves every operation whole. With ``n`` forced
 devices the pool keeps at least ``n`` threads, whatever ``NPROC`` says.
@@ -48,7 +48,7 @@ NUM_ITERATIONS = 20  #: its gradient steps
 def _chain_step() -> Callable[[Any], Any]:
     import jax
 
-    from .models import normal
+    from parallel_mcmc.models import normal
 
     grad = jax.grad(normal.make_logdensity(normal.observed()))
 
@@ -59,7 +59,7 @@ def _chain_step() -> Callable[[Any], Any]:
 
 
 def _large_data(num: int) -> Any:
-    from .models import normal
+    from parallel_mcmc.models import normal
 
     return normal.observed(NUM_OBSERVATIONS)[:num]
 
@@ -85,7 +85,7 @@ def _large_steps(axis: str | None = None) -> Callable[..., Any]:
 
 
 def workloads(mesh: Any = None) -> dict[str, tuple]:
-    """The profiling page's workloads, ``{label: (compiled fn, *args)}``, for :func:`parallel_mcmc.timing.time_interleaved`.
+    """The profiling page's workloads, ``{label: (compiled fn, *args)}``, for :func:`parallel_mcmc.measure.time_interleaved`.
 
     On one device: ``"chains"`` (``NUM_CHAINS`` chains of ``NUM_STEPS`` gradient steps of the normal model, one
     after another), ``"one chain"`` (one of them: the model's step cost), ``"large data"`` (``NUM_ITERATIONS``
@@ -101,7 +101,7 @@ def workloads(mesh: Any = None) -> dict[str, tuple]:
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
 
-    from .models import normal
+    from parallel_mcmc.models import normal
 
     step = _chain_step()
     start = normal.spread_positions(NUM_CHAINS, loc_range=(8.0, 12.0), log_scale_range=(2.9, 3.1))
@@ -133,7 +133,7 @@ class OneThreadDevice:
     returns its output as NumPy arrays; :meth:`caller` gives a function of no arguments for a timing loop. The
     worker's own CPU and wall seconds of every call are kept in ``cpu_seconds`` and ``wall_seconds`` by label:
     :meth:`cores_busy` is their ratio, the cores the worker kept busy. ``partitions`` is the number of operations
-    its compiled large-data steps cut into pieces (:func:`parallel_mcmc.hlo.partitions`), read when it started.
+    its compiled large-data steps cut into pieces (:func:`parallel_mcmc.measure.hlo.partitions`), read when it started.
     """
 
     def __init__(self, env: dict[str, str] | None = None, timeout: float = 120.0) -> None:
@@ -147,7 +147,7 @@ class OneThreadDevice:
     def __enter__(self) -> "OneThreadDevice":
         env = {**os.environ, **self.env}
         env.pop("XLA_FLAGS", None)
-        self._proc = subprocess.Popen([sys.executable, "-m", "parallel_mcmc.xla_threads"], stdin=subprocess.PIPE,
+        self._proc = subprocess.Popen([sys.executable, "-m", "parallel_mcmc.programs.xla_threads_worker"], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, text=True, env=env)
         ready = self._read()
         self.partitions = ready["partitions"]
@@ -163,7 +163,7 @@ class OneThreadDevice:
     def _read(self) -> dict:
         line = self._proc.stdout.readline() if self._proc and self._proc.stdout else ""
         if not line:
-            raise RuntimeError("the one-thread worker stopped; run `python -m parallel_mcmc.xla_threads` to see why.")
+            raise RuntimeError("the one-thread worker stopped; run `python -m parallel_mcmc.programs.xla_threads_worker` to see why.")
         reply = json.loads(line)
         if "error" in reply:
             raise RuntimeError(f"the one-thread worker failed: {reply['error']}")
@@ -189,36 +189,3 @@ class OneThreadDevice:
         if label not in self.wall_seconds:
             raise KeyError(f"no call of {label!r} yet.")
         return sum(self.cpu_seconds[label]) / sum(self.wall_seconds[label])
-
-
-def _flat(out: Any) -> dict[str, list]:
-    import jax
-
-    leaves = jax.tree_util.tree_leaves_with_path(out)
-    return {jax.tree_util.keystr(path) or "out": np.asarray(leaf).tolist() for path, leaf in leaves}
-
-
-def _serve() -> None:
-    import jax
-
-    jax.config.update("jax_platforms", "cpu")
-    jax.config.update("jax_num_cpu_devices", 1)
-    from . import hlo
-
-    calls = workloads()
-    fn, *args = calls["large data"]
-    print(json.dumps({"partitions": len(hlo.partitions(fn.lower(*args).compile().as_text()))}), flush=True)
-    for line in sys.stdin:
-        label = line.strip()
-        try:
-            fn, *args = calls[label]
-            wall, cpu = time.perf_counter(), time.process_time()
-            out = jax.block_until_ready(fn(*args))
-            reply = {"cpu": time.process_time() - cpu, "wall": time.perf_counter() - wall, "out": _flat(out)}
-        except Exception as e:  # the parent shows it
-            reply = {"error": f"{type(e).__name__}: {e}"}
-        print(json.dumps(reply), flush=True)
-
-
-if __name__ == "__main__":
-    _serve()

@@ -10,7 +10,7 @@ superchain_ids=...)`` (ArviZ 1; the default ``method="rank"`` splits and
 rank-normalizes the chains first, a different number). What ArviZ cannot do
 is compute it without the draws: :func:`nested_rhat_from_summaries` gives the
 same number from each chain's mean and variance alone (what
-:func:`parallel_mcmc.chains.summary_runner` keeps). :func:`superchain_ids`
+:func:`parallel_mcmc.sample.summary_runner` keeps). :func:`superchain_ids`
 numbers consecutive blocks of chains, and :func:`nested_rhat_threshold` is the
 threshold the method's authors compare it with.
 """
@@ -22,7 +22,7 @@ from typing import Any, Mapping
 import arviz as az
 import numpy as np
 
-from .validate import real_number, whole_number
+from parallel_mcmc._validate import real_number, whole_number
 
 __all__ = ["to_inference_data", "superchain_ids", "nested_rhat_from_summaries", "nested_rhat_threshold"]
 
@@ -96,7 +96,7 @@ def nested_rhat_from_summaries(means: Any, variances: Any, num_draws: int, num_s
     ``means`` and ``variances`` have one entry per chain; consecutive blocks of
     ``chains // num_superchains`` chains form one superchain each (chains that
     started from the same point, or from points drawn alike). The variances
-    divide by ``num_draws - 1``, as :func:`parallel_mcmc.chains.summary_runner`
+    divide by ``num_draws - 1``, as :func:`parallel_mcmc.sample.summary_runner`
     returns them (with one draw a chain they are not used). With ``K``
     superchains of ``M`` chains of ``N`` draws,
 

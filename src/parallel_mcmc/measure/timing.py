@@ -12,13 +12,13 @@ are that loop seen from one side:
 - :func:`time_with_calibration`: a page's runs and the calibration calls of
   their cost model in the same rounds, returned apart;
 - :func:`cores_busy`: the cores a call kept busy (its CPU over its wall time);
-- :func:`parallel_mcmc.costmodel.pool_overhead`: a pool's fastest map of tasks
+- :func:`parallel_mcmc.measure.pool_overhead`: a pool's fastest map of tasks
   that do no work.
 
 :func:`cores_available` is not a timing but a probe: how many cores this
 process can get right now. :class:`Speedup` puts a measured speedup beside an
 ideal given to it (the book's pages take theirs from the cost model: see
-:class:`parallel_mcmc.judge.Comparison`), and :class:`CompileLog` the time JAX
+:class:`parallel_mcmc.measure.Comparison`), and :class:`CompileLog` the time JAX
 spends compiling, from its own events.
 """
 
@@ -35,7 +35,7 @@ from typing import Any, Callable, Mapping
 
 import jax
 
-from .validate import real_number, whole_number
+from parallel_mcmc._validate import real_number, whole_number
 
 __all__ = ["Timing", "Speedup", "time_call", "timed", "time_interleaved", "time_with_calibration", "speedup", "cores_busy", "cores_available", "CompileLog"]
 

@@ -1,30 +1,30 @@
-"""The MPI chapter's program: emcee with an MPI pool, run as ``mpiexec -n N python -m parallel_mcmc.emcee_mpi OUT.npz``.
+"""The MPI chapter's program: emcee with an MPI pool, run as ``mpiexec -n N python -m parallel_mcmc.programs.emcee_mpi OUT.npz``.
 
 ``--pool`` chooses how the ``N`` ranks share the work:
 
 - ``schwimmbad`` (the default): schwimmbad's ``MPIPool``
-  (:class:`~parallel_mcmc.mpi.MPIPoolClosingOnce`). Rank 0 runs the sampler
+  (:class:`~parallel_mcmc.pools.MPIPoolClosingOnce`). Rank 0 runs the sampler
   and hands out log-probability calls one at a time; ranks 1..N-1 evaluate
   them, so ``-n K+1`` gives ``K`` workers.
-- ``sharing``: :class:`~parallel_mcmc.mpi.SharingMPIPool`. Rank 0 runs the
+- ``sharing``: :class:`~parallel_mcmc.pools.SharingMPIPool`. Rank 0 runs the
   sampler and evaluates a share of every batch of calls itself, so
   ``-n K`` gives ``K`` workers.
 - ``mpi4py``: ``mpi4py.futures.MPIPoolExecutor``
-  (:class:`~parallel_mcmc.mpi.FuturesPool`), one task at a time like
+  (:class:`~parallel_mcmc.pools.FuturesPool`), one task at a time like
   schwimmbad's; start it through mpi4py's server,
-  ``mpiexec -n K+1 python -m mpi4py.futures -m parallel_mcmc.emcee_mpi ...``,
+  ``mpiexec -n K+1 python -m mpi4py.futures -m parallel_mcmc.programs.emcee_mpi ...``,
   for ``K`` workers.
 
-The sampler starts from :func:`initial_walkers` with the random state
-:func:`random_state`, so :func:`run_serial` draws exactly the same chain in
+The sampler starts from :func:`~parallel_mcmc.pools.emcee_tasks.initial_walkers` with the random state
+:func:`~parallel_mcmc.pools.emcee_tasks.random_state`, so :func:`~parallel_mcmc.pools.emcee_tasks.run_serial` draws exactly the same chain in
 one process. It runs at every cost of one log-probability that ``--costs``
 lists (CPU seconds a call), all in one launch, since starting MPI and
 Python on every rank takes seconds. Three calibration calls of the cost
 model are timed in the same interleaved rounds as the runs (the book's one
-timing loop, :func:`~parallel_mcmc.timing.time_interleaved`): a round of
+timing loop, :func:`~parallel_mcmc.measure.time_interleaved`): a round of
 tasks that do no work (:data:`ROUND_MAPS` maps of a half ensemble), one such
 round with ``--data-bytes`` of data in emcee's ``args``, and an uneven round
-(:func:`uneven_costs`). Every call runs once to warm up, then ``--repeats``
+(:func:`~parallel_mcmc.pools.emcee_tasks.uneven_costs`). Every call runs once to warm up, then ``--repeats``
 times, and rank 0 writes to ``OUT.npz``:
 
 - ``costs``: the costs of one log-probability, in seconds;
@@ -46,9 +46,9 @@ times, and rank 0 writes to ``OUT.npz``:
 
 Run it as::
 
-    mpiexec -n 3 python -m parallel_mcmc.emcee_mpi /tmp/mpi.npz --pool schwimmbad --costs 1e-4 2e-3
-    mpiexec -n 2 python -m parallel_mcmc.emcee_mpi /tmp/mpi.npz --pool sharing
-    mpiexec -n 3 python -m mpi4py.futures -m parallel_mcmc.emcee_mpi /tmp/mpi.npz --pool mpi4py
+    mpiexec -n 3 python -m parallel_mcmc.programs.emcee_mpi /tmp/mpi.npz --pool schwimmbad --costs 1e-4 2e-3
+    mpiexec -n 2 python -m parallel_mcmc.programs.emcee_mpi /tmp/mpi.npz --pool sharing
+    mpiexec -n 3 python -m mpi4py.futures -m parallel_mcmc.programs.emcee_mpi /tmp/mpi.npz --pool mpi4py
 """
 
 from __future__ import annotations
@@ -56,123 +56,35 @@ from __future__ import annotations
 import argparse
 import pickle
 import time
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 import emcee
 import numpy as np
-from emcee.ensemble import _FunctionWrapper
 
-from .mpi import FuturesPool, MPIPoolClosingOnce, SharingMPIPool
-from .pools import DEFAULT_COST, CountingPool, burn_cpu, busy_log_prob, log_prob_with_data
-from .timing import time_interleaved
+from parallel_mcmc.measure.timing import time_interleaved
+from parallel_mcmc.pools.emcee_tasks import (
+    DEFAULT_STEPS,
+    NUM_WALKERS,
+    ROUND_MAPS,
+    cpu_by_rank,
+    data_for,
+    initial_walkers,
+    run_sampler,
+    task_function,
+    uneven_costs,
+)
+from parallel_mcmc.pools.mpi import FuturesPool, MPIPoolClosingOnce, SharingMPIPool
+from parallel_mcmc.pools.workers import DEFAULT_COST, CountingPool, burn_cpu
 
-__all__ = [
-    "NUM_WALKERS",
-    "NUM_DIM",
-    "DEFAULT_STEPS",
-    "ROUND_MAPS",
-    "UNEVEN_COST",
-    "POOLS",
-    "initial_walkers",
-    "random_state",
-    "task_function",
-    "data_for",
-    "uneven_costs",
-    "rank_cpu_time",
-    "cpu_by_rank",
-    "run_sampler",
-    "run_serial",
-    "main",
-]
-
-NUM_WALKERS = 32
-NUM_DIM = 5
-DEFAULT_STEPS = 8
-#: Maps of a half ensemble in one timed calibration call (a round is short: several make a call long enough).
-ROUND_MAPS = 5
-#: CPU seconds of the expensive tasks of the uneven round (:func:`uneven_costs`).
-UNEVEN_COST = 1e-3
+__all__ = ["POOLS", "main"]
 
 #: The pools ``--pool`` can choose, by name.
 POOLS = {"schwimmbad": MPIPoolClosingOnce, "sharing": SharingMPIPool, "mpi4py": FuturesPool}
 
 
-def initial_walkers(num_walkers: int = NUM_WALKERS, ndim: int = NUM_DIM, seed: int = 42) -> np.ndarray:
-    """The walkers' starting points, from a fixed seed."""
-    return np.random.default_rng(seed).normal(size=(num_walkers, ndim))
-
-
-def random_state(seed: int = 7) -> tuple:
-    """emcee's random state (a legacy ``RandomState`` state), as ``emcee.State(..., random_state=...)`` takes it."""
-    return np.random.RandomState(seed).get_state()
-
-
-def task_function(cost: float = DEFAULT_COST, data: np.ndarray | None = None) -> _FunctionWrapper:
-    """What emcee hands to ``pool.map``: its wrapper of the log-probability, with the ``args`` and ``kwargs``.
-
-    Without ``data`` it wraps :func:`~parallel_mcmc.pools.busy_log_prob`;
-    with ``data`` it wraps :func:`~parallel_mcmc.pools.log_prob_with_data`
-    and the data go into the wrapper's ``args``, as
-    ``EnsembleSampler(..., args=(data,))`` puts them.
-    """
-    if data is None:
-        return _FunctionWrapper(busy_log_prob, (), {"cost": cost})
-    return _FunctionWrapper(log_prob_with_data, (data,), {"cost": cost})
-
-
-def data_for(num_bytes: int) -> np.ndarray:
-    """A fixed data array of about ``num_bytes`` bytes (float64, ``NUM_DIM`` columns) for :func:`task_function`."""
-    rows = max(int(num_bytes) // (8 * NUM_DIM), 1)
-    return np.random.default_rng(1).normal(size=(rows, NUM_DIM))
-
-
-def uneven_costs(tasks: int, cost: float = UNEVEN_COST) -> list[float]:
-    """Task costs of an uneven round: the first half of the ``tasks`` cost ``cost`` seconds each, the rest none.
-
-    Mapped with :func:`~parallel_mcmc.pools.burn_cpu`: a pool that deals tasks
-    out one at a time to whichever worker is idle shares the expensive ones;
-    a pool that cuts the round into fixed contiguous chunks gives them all to
-    one rank.
-    """
-    return [cost] * (tasks // 2) + [0.0] * (tasks - tasks // 2)
-
-
-def rank_cpu_time(pause: float) -> tuple[int, float]:
-    """Sleep ``pause`` seconds, then return ``(MPI rank, CPU seconds this process has used)``.
-
-    Mapped over one task per evaluating rank, it reads every rank's CPU
-    clock; the pause keeps a rank busy so that the next task goes to another.
-    """
-    from mpi4py import MPI
-
-    time.sleep(pause)
-    return MPI.COMM_WORLD.Get_rank(), time.process_time()
-
-
-def cpu_by_rank(pool: Any) -> dict[int, float]:
-    """The CPU clock of every rank that evaluates tasks, by rank (one :func:`rank_cpu_time` task each)."""
-    clocks = dict(pool.map(rank_cpu_time, [0.05] * pool.size))
-    if len(clocks) != pool.size:
-        raise RuntimeError(f"Expected one CPU clock from each of {pool.size} ranks, got ranks {sorted(clocks)}.")
-    return clocks
-
-
 def _waited(pool: Any) -> np.ndarray:
     # Wall-clock and CPU seconds the master has spent waiting for answers (the sharing pool counts them).
     return np.array([getattr(pool, "wait_seconds", np.nan), getattr(pool, "wait_cpu", np.nan)])
-
-
-def run_sampler(pool, steps: int, cost: float = DEFAULT_COST) -> emcee.EnsembleSampler:
-    """Run the busy-wait sampler for ``steps`` steps with ``pool`` (``None``: serially)."""
-    start = initial_walkers()
-    sampler = emcee.EnsembleSampler(start.shape[0], start.shape[1], busy_log_prob, pool=pool, kwargs={"cost": cost})
-    sampler.run_mcmc(emcee.State(start, random_state=random_state()), steps)
-    return sampler
-
-
-def run_serial(steps: int, cost: float = DEFAULT_COST) -> emcee.EnsembleSampler:
-    """The same run in this process, without a pool: the reference chain."""
-    return run_sampler(None, steps, cost)
 
 
 def _maps(pool: Any, func: Callable[[Any], Any], tasks: list, times: int) -> None:

@@ -24,8 +24,8 @@ import jax.numpy as jnp
 import numpy as np
 from numpyro.infer import MCMC, NUTS
 
-from .numpyro_runner import plan_chains, shard_chains
-from .validate import whole_number
+from parallel_mcmc.sample.numpyro_runner import plan_chains, shard_chains
+from parallel_mcmc._validate import whole_number
 
 __all__ = ["split_data", "consensus_combine", "Subposteriors", "sample_subposteriors", "subposterior_sampler"]
 
@@ -146,7 +146,7 @@ def subposterior_sampler(
 
     The program is built once and compiled at the first call; later calls with
     other keys run it again without compiling, which is what a timing that
-    leaves compilation out needs (:mod:`parallel_mcmc.timing`).
+    leaves compilation out needs (:mod:`parallel_mcmc.measure`).
     """
     X_shards, y_shards = jnp.asarray(X_shards), jnp.asarray(y_shards)
     if X_shards.ndim != 3 or y_shards.shape != X_shards.shape[:2]:
@@ -193,7 +193,7 @@ def sample_subposteriors(
 
     ``model(X, y, prior_power=..., **model_kwargs)`` must accept
     ``prior_power``; it is given ``1 / S``. The ``S * num_chains`` chains are
-    laid out like the chains of :func:`parallel_mcmc.numpyro_runner.run_chains`
+    laid out like the chains of :func:`parallel_mcmc.sample.run_chains`
     (a ``shard_map`` over the devices, ``inner`` on each: ``"vmap"`` in
     lockstep, ``"map"`` one after another), each shard's chains next to each
     other, every chain from its own key. At least two chains a shard let R-hat

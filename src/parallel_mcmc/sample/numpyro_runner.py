@@ -13,7 +13,7 @@ initial value per chain, keeps the chain axis first in the samples (as R-hat
 needs) and reports what it did, XLA's own count of one device's memory
 included. :func:`estimate_memory` says how much memory the draws and the data
 take per device. How much of a run was compilation comes
-from :class:`parallel_mcmc.timing.CompileLog`.
+from :class:`parallel_mcmc.measure.CompileLog`.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from numpyro import handlers
 from numpyro.distributions.transforms import biject_to
 from numpyro.infer import MCMC, NUTS
 
-from .timing import CompileLog
-from .validate import whole_number
+from parallel_mcmc.measure.timing import CompileLog
+from parallel_mcmc._validate import whole_number
 
 __all__ = [
     "ChainPlan",

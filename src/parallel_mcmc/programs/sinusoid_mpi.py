@@ -1,4 +1,4 @@
-"""emcee on the sinusoid over MPI ranks, each holding the data: ``srun python -m parallel_mcmc.sinusoid_mpi OUT.npz``.
+"""emcee on the sinusoid over MPI ranks, each holding the data: ``srun python -m parallel_mcmc.programs.sinusoid_mpi OUT.npz``.
 
 The batch job of the page "SLURM jobs" (or ``mpiexec -n N`` on one machine).
 Every rank imports :mod:`parallel_mcmc.models.sinusoid`, whose
@@ -6,7 +6,7 @@ Every rank imports :mod:`parallel_mcmc.models.sinusoid`, whose
 that module: each rank builds its own copy the first time it evaluates one
 (from the fixed seed, so every copy is the same), and the tasks carry the
 walkers' positions alone. Rank 0 runs emcee's ``EnsembleSampler`` with the
-pool ``--pool`` names (:data:`parallel_mcmc.emcee_mpi.POOLS`: ``sharing``,
+pool ``--pool`` names (:data:`parallel_mcmc.programs.emcee_mpi.POOLS`: ``sharing``,
 the default, where rank 0 evaluates a share too, so ``N`` ranks give ``N``
 workers; ``schwimmbad``, where ``N`` ranks give ``N - 1``).
 
@@ -35,9 +35,10 @@ from typing import Any, Sequence
 import emcee
 import numpy as np
 
-from .emcee_mpi import POOLS, random_state
-from .models import sinusoid
-from .validate import whole_number
+from parallel_mcmc.pools.emcee_tasks import random_state
+from parallel_mcmc.programs.emcee_mpi import POOLS
+from parallel_mcmc.models import sinusoid
+from parallel_mcmc._validate import whole_number
 
 __all__ = ["NUM_WALKERS", "NUM_STEPS", "run", "rank_data", "main"]
 
@@ -93,7 +94,7 @@ def rank_data(pause: float) -> tuple[int, str, int, int, int]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m parallel_mcmc.sinusoid_mpi", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m parallel_mcmc.programs.sinusoid_mpi", description=__doc__.splitlines()[0])
     parser.add_argument("out", help="where rank 0 writes its results (.npz)")
     parser.add_argument("--pool", choices=sorted(POOLS), default="sharing", help="which MPI pool (default: sharing)")
     parser.add_argument("--walkers", type=int, default=NUM_WALKERS)

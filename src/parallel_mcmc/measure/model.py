@@ -22,16 +22,16 @@ Three rules turn them into a time:
 The model leaves out every overhead it does not measure, so a prediction is the
 best case: a lower bound on the time. The ideal of a speedup is the model's own
 ratio, the baseline's predicted time over the candidate's predicted time, and
-the measured speedup is median over median (:class:`parallel_mcmc.judge.Comparison`).
+the measured speedup is median over median (:class:`parallel_mcmc.measure.Comparison`).
 A measurement faster than its prediction (by more than its own spread) means
 the model is wrong; a measurement much slower means some cost is missing from
 it, and the page names and measures it. :class:`Prediction` holds the two side
-by side, and :mod:`parallel_mcmc.judge` holds every threshold that decides
+by side, and :mod:`parallel_mcmc.measure` holds every threshold that decides
 between them.
 
 The concurrent rule counts one core for each job, though one device of a CPU
 may keep more busy. It has to: the reading that would say how many
-(:func:`parallel_mcmc.timing.cores_busy`, CPU time over wall time) cannot tell
+(:func:`parallel_mcmc.measure.cores_busy`, CPU time over wall time) cannot tell
 a thread at work from one waiting actively, and a job counted at more cores
 than it needs makes a prediction that a measurement can beat. A device that
 truly needs several cores shows as a ratio below 1, with that reading beside
@@ -42,14 +42,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
-import jax
 import numpy as np
 
-from .lockstep import lockstep_cost, steps_2d
-from .timing import Timing, time_call
-from .validate import real_number, whole_number
+from parallel_mcmc._validate import real_number, whole_number
+from parallel_mcmc.measure.lockstep import lockstep_cost, steps_2d
+from parallel_mcmc.measure.timing import Timing
 
 __all__ = [
     "StepCost",
@@ -57,15 +56,8 @@ __all__ = [
     "sequential_time",
     "lockstep_time",
     "sharded_time",
-    "pool_time",
-    "pool_run_time",
-    "chunked_pool_run_time",
-    "map_chunksize",
     "Prediction",
     "predict",
-    "pool_overhead",
-    "collective_calls",
-    "collective_cost",
     "split_call_time",
     "crossover",
 ]
@@ -157,134 +149,6 @@ def sharded_time(steps: Any, step: StepCost, num_devices: int, cores: float, inn
     return concurrent(per_device, cores)
 
 
-def map_chunksize(tasks: int, workers: int) -> int:
-    """The chunk size ``multiprocessing.Pool.map`` picks for ``tasks`` tasks over ``workers`` workers.
-
-    It cuts the tasks into about four chunks a worker: ``ceil(tasks / (4 * workers))``.
-    """
-    tasks = whole_number("tasks", tasks, 1)
-    workers = whole_number("workers", workers, 1)
-    return math.ceil(tasks / (4 * workers))
-
-
-def pool_time(
-    tasks_per_round: int,
-    rounds: int,
-    task_seconds: float,
-    workers: int,
-    cores: float,
-    *,
-    overhead_per_task: float = 0.0,
-    master_cores: float = 0.0,
-    master_cpu_per_task: float = 0.0,
-    chunksize: int = 1,
-) -> float:
-    """A pool that evaluates ``tasks_per_round`` equal tasks per round, in ``rounds`` rounds one after another.
-
-    emcee evaluates half its walkers per round (two rounds a step), and the
-    next round cannot start before the last answer of this one is back. In a
-    round the master sends the tasks in chunks of ``chunksize`` (``Pool.map``
-    picks it: :func:`map_chunksize`; an MPI pool sends one task at a time),
-    one chunk after another; ``overhead_per_task`` is the measured cost of
-    sending one task and its answer (pickling, the pipe or the message), so a
-    chunk keeps the channel busy for ``chunksize * overhead_per_task``. A
-    worker takes its next chunk only when it is idle, and then works through
-    it: the sending of one worker's chunk overlaps the others' work, never its
-    own. The workers share what is left of ``cores`` after the master's
-    ``master_cores`` (a polling master keeps about one core busy), so a round
-    also lasts no less than its work spread over those cores. A master that
-    does not poll still works for every task: ``master_cpu_per_task`` is its
-    own CPU seconds per task (pickling, dispatch, reading the answers: the
-    main process's CPU time of a map, :attr:`~parallel_mcmc.timing.Timing.cpu_times`,
-    over its tasks), and that work takes its turn on the same cores as the
-    workers' work, so a round lasts no less than
-    ``(tasks * (task_seconds + master_cpu_per_task)) / cores``. Without
-    overhead and with a core for each worker, a round lasts the busiest
-    worker's ``ceil(tasks / workers)`` task times.
-    """
-    tasks_per_round = whole_number("tasks_per_round", tasks_per_round, 1)
-    rounds = whole_number("rounds", rounds, 1)
-    workers = whole_number("workers", workers, 1)
-    chunksize = whole_number("chunksize", chunksize, 1)
-    task_seconds = real_number("task_seconds", task_seconds, least=0)
-    cores = real_number("cores", cores, above=0)
-    overhead_per_task = real_number("overhead_per_task", overhead_per_task, least=0)
-    master_cores = real_number("master_cores", master_cores, least=0)
-    master_cpu_per_task = real_number("master_cpu_per_task", master_cpu_per_task, least=0)
-    free = cores - master_cores
-    if free <= 0:
-        raise ValueError(f"master_cores ({master_cores}) leaves none of the {cores} cores to the workers.")
-    full, rest = divmod(tasks_per_round, chunksize)
-    chunks = [chunksize] * full + ([rest] if rest else [])
-    channel_free, worker_idle = 0.0, [0.0] * workers
-    for size in chunks:
-        worker = min(range(workers), key=worker_idle.__getitem__)  # the first worker to be idle takes it
-        channel_free = max(channel_free, worker_idle[worker]) + size * overhead_per_task
-        worker_idle[worker] = channel_free + size * task_seconds
-    cores_bound = chunks[0] * overhead_per_task + tasks_per_round * (task_seconds + master_cpu_per_task) / free
-    return rounds * max(max(worker_idle), cores_bound)
-
-
-def pool_run_time(
-    tasks_per_map: Sequence[int],
-    task_seconds: float,
-    workers: int,
-    cores: float,
-    *,
-    overhead_per_task: float = 0.0,
-    master_cores: float = 0.0,
-    master_cpu_per_task: float = 0.0,
-    pool_map_chunks: bool = False,
-) -> float:
-    """A run whose maps had ``tasks_per_map`` tasks each, one map after another: a :func:`pool_time` round a map.
-
-    ``pool_map_chunks``: the tasks go out in the chunks ``multiprocessing.Pool.map``
-    picks (:func:`map_chunksize`); otherwise one at a time, as an MPI pool sends them.
-    """
-    tasks_per_map = [whole_number("tasks in a map", n, 1) for n in tasks_per_map]
-    if not tasks_per_map:
-        raise ValueError("tasks_per_map is empty: pass the task count of every map the run made.")
-    return sum(
-        pool_time(
-            n, 1, task_seconds, workers, cores,
-            overhead_per_task=overhead_per_task, master_cores=master_cores,
-            master_cpu_per_task=master_cpu_per_task, chunksize=map_chunksize(n, workers) if pool_map_chunks else 1,
-        )
-        for n in tasks_per_map
-    )
-
-
-def chunked_pool_run_time(
-    tasks_per_map: Sequence[int],
-    task_seconds: float,
-    ranks: int,
-    cores: float,
-    *,
-    round_overhead: float = 0.0,
-) -> float:
-    """A run through a pool that cuts every map into one fixed contiguous chunk per rank, sent in one message.
-
-    The book's ``SharingMPIPool`` works so: each of the ``ranks`` (the master
-    one of them) gets ``ceil(n / ranks)`` or ``floor(n / ranks)`` of a map's
-    ``n`` equal tasks at once, and the map ends when the last chunk is back.
-    ``round_overhead`` is the measured fixed cost of one map whatever its work
-    (sending the chunks, waking the ranks that wait, the answers coming back):
-    the time of a map of tasks that do no work. A map lasts that plus the
-    largest chunk's work, and no less than that plus all its work spread over
-    ``cores``. Nothing is balanced: tasks of unequal cost make the chunk with
-    the dear ones last longer, which this best case does not count.
-    """
-    tasks_per_map = [whole_number("tasks in a map", n, 1) for n in tasks_per_map]
-    if not tasks_per_map:
-        raise ValueError("tasks_per_map is empty: pass the task count of every map the run made.")
-    ranks = whole_number("ranks", ranks, 1)
-    task_seconds = real_number("task_seconds", task_seconds, least=0)
-    cores = real_number("cores", cores, above=0)
-    round_overhead = real_number("round_overhead", round_overhead, least=0)
-    return sum(round_overhead + max(math.ceil(n / ranks) * task_seconds, n * task_seconds / cores)
-               for n in tasks_per_map)
-
-
 @dataclass(frozen=True)
 class Prediction:
     """A measured time beside the cost model's prediction of it.
@@ -327,82 +191,10 @@ class Prediction:
 
 
 def predict(measured: Timing, predicted: float, reason: str = "") -> Prediction:
-    """Put a :class:`~parallel_mcmc.timing.Timing` beside the model's predicted seconds."""
+    """Put a :class:`~parallel_mcmc.measure.Timing` beside the model's predicted seconds."""
     if not isinstance(measured, Timing):
         raise TypeError(f"measured must be a Timing from time_call(), got {type(measured).__name__}.")
     return Prediction(measured, real_number("predicted", predicted, above=0), reason)
-
-
-def pool_overhead(pool: Any, fn: Callable[[Any], Any], tasks: Sequence[Any], repeats: int = 11) -> float:
-    """Seconds per task that ``pool.map`` costs beyond the work: the fixed part of :func:`pool_time`.
-
-    Give ``fn``, a task function that does no work but pickles like the real
-    one (the same arguments, the same data), and ``tasks``, one round of
-    tasks: a map of them is all overhead (pickling, sending, waking a worker,
-    the answers coming back). One untimed map first lets the workers start;
-    of the ``repeats`` timed maps (the book's one timing loop,
-    :func:`~parallel_mcmc.timing.time_call`) the fastest, over ``len(tasks)``, is the
-    overhead per task. The fastest, not the median: the model is a best case,
-    and a map slowed by another program must not raise it.
-    """
-    whole_number("repeats", repeats, 1)
-    tasks = list(tasks)
-    if not tasks:
-        raise ValueError("tasks is empty: pass one round of tasks, as the sampler would map them.")
-    if not callable(getattr(pool, "map", None)):
-        raise TypeError(f"pool must have a map method, got {type(pool).__name__}.")
-    return time_call(pool.map, fn, tasks, repeats=repeats, label="pool.map").best / len(tasks)
-
-
-def collective_calls(collective: Callable[[Any], Any], mesh: Any, axis: str, local: Any, calls: int = 50,
-                     work: int = 20) -> dict[str, tuple]:
-    """Two compiled loops that calibrate a collective as a run meets it: between real work.
-
-    ``collective(x)`` runs inside ``shard_map`` over ``axis`` of ``mesh`` on each
-    device's ``local`` array (the array placed along ``axis``) and returns an array of
-    ``x``'s shape. Back to back, a collective between two CPU devices is cheap: both
-    threads are already waiting. Between real work the first device to arrive waits
-    for the other, and on a quiet machine that wait costs far more (measured here:
-    about 7 µs back to back, about 70 µs between work). So each of ``calls``
-    iterations first does ``work`` rounds of a small elementwise computation, then
-    the collective; a second loop does the work alone. Time both in the rounds of the
-    runs they predict (``{label: (fn, *args)}``, for
-    :func:`parallel_mcmc.timing.time_with_calibration`) and read the cost with
-    :func:`collective_cost`.
-    """
-    import jax.numpy as jnp
-    from jax.sharding import PartitionSpec
-
-    whole_number("calls", calls, 1)
-    whole_number("work", work, 1)
-
-    def loop(with_collective: bool):
-        def body(i, carry):
-            x, busy = carry
-            for _ in range(work):
-                busy = jnp.sin(busy) * 1.0001 + 1e-3
-            x = x + 1e-9 * busy[0]  # the work reaches the result in both loops, so none of it can be dropped
-            if with_collective:
-                x = x + 1e-9 * collective(x)
-            return x, busy
-
-        def run(x):
-            return jax.lax.fori_loop(0, calls, body, (x, jnp.ones(2048, x.dtype)))[0]
-
-        spec = PartitionSpec(axis)
-        return jax.jit(jax.shard_map(run, mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False))
-
-    return {"collective between work": (loop(True), local), "work alone": (loop(False), local)}
-
-
-def collective_cost(timings: Any, calls: int = 50) -> float:
-    """Seconds one collective adds between real work, from the :func:`collective_calls` loops' timings
-    (``{label: Timing}``): the fastest loop with it less the fastest without, per call (never below zero)."""
-    whole_number("calls", calls, 1)
-    for label in ("collective between work", "work alone"):
-        if label not in timings:
-            raise KeyError(f"no timing named {label!r}: time both calls of collective_calls().")
-    return max(timings["collective between work"].best - timings["work alone"].best, 0.0) / calls
 
 
 def split_call_time(work_seconds: float, num_devices: int, cores: float, fixed_seconds: float,
@@ -418,7 +210,7 @@ def split_call_time(work_seconds: float, num_devices: int, cores: float, fixed_s
     ``min(num_devices, cores)``.
 
     ``cores_busy``: the cores one piece keeps busy alone on one device (its
-    :attr:`~parallel_mcmc.timing.Timing.cores_busy`; XLA's CPU backend spreads a
+    :attr:`~parallel_mcmc.measure.Timing.cores_busy`; XLA's CPU backend spreads a
     large operation over threads). A piece's CPU work is then its time times
     that, and the pieces' CPU work together shares the cores:
     ``max(work, num_devices * work * cores_busy / cores)``, so large work gains

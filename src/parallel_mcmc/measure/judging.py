@@ -1,7 +1,7 @@
 """The one judge of the book's timings: every threshold, the verdicts, and re-measuring before a failure.
 
 A timed page measures its runs *and* the calibration of their cost model in
-one function that returns a :class:`~parallel_mcmc.costmodel.Prediction` per
+one function that returns a :class:`~parallel_mcmc.measure.Prediction` per
 run, and hands that function to :func:`judge`. The judge reads how many cores
 the process can get before and after, applies the rules below to every run,
 and, if a rule fails, measures again (runs and calibration together, so a
@@ -44,9 +44,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from .costmodel import Prediction
-from .timing import cores_available
-from .validate import real_number, whole_number
+from parallel_mcmc.measure.model import Prediction
+from parallel_mcmc.measure.timing import cores_available
+from parallel_mcmc._validate import real_number, whole_number
 
 __all__ = ["STRICT_ENV", "STATUSES", "READINGS", "OUTCOMES", "Rules", "RULES", "RunVerdict", "Comparison", "Verdict",
            "rate", "strict", "judge"]
@@ -287,7 +287,7 @@ def judge(measure: Callable[[], Mapping[str, Prediction]], cores: int, rules: Ru
     ``measure`` times the page's runs and their model's calibration together and
     returns ``{name: Prediction}``; ``cores`` is the number of physical cores
     the page's model counts. Around each measurement the judge reads how many
-    of them the process can get (:func:`parallel_mcmc.timing.cores_available`).
+    of them the process can get (:func:`parallel_mcmc.measure.cores_available`).
 
     ``upper_bound_only``: where a page's model knowingly counts a cost at its best
     case only, the sentence that says which and why; the verdict then never fails

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable, Sequence
 from schwimmbad import MPIPool  # imports mpi4py only when a pool is made
 from schwimmbad.pool import BasePool
 
-from .validate import real_number, whole_number
+from parallel_mcmc._validate import real_number, whole_number
 
 __all__ = [
     "MPIPoolClosingOnce",

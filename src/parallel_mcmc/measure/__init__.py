@@ -1,0 +1,23 @@
+"""Measuring a parallel run beside the book's cost model: the one timing loop, the model's rules, the pool-queue
+model, calibration loops, the judge of every timing, lockstep accounting, plots; and two measuring aids as
+modules, :mod:`~parallel_mcmc.measure.hlo` (what a compiled program does, from its text) and
+:mod:`~parallel_mcmc.measure.xla_threads` (XLA's CPU threads, and a device with one).
+
+The names below are the stable surface; import them from here (``from parallel_mcmc.measure import
+time_with_calibration, judge``). The modules they live in are private and may move.
+"""
+
+from parallel_mcmc._surface import surface
+
+__all__, __getattr__, __dir__ = surface(__name__, {
+    "timing": ["Timing", "Speedup", "time_call", "timed", "time_interleaved", "time_with_calibration", "speedup",
+               "cores_busy", "cores_available", "CompileLog"],
+    "model": ["StepCost", "concurrent", "sequential_time", "lockstep_time", "sharded_time", "Prediction", "predict",
+              "split_call_time", "crossover"],
+    "queue": ["map_chunksize", "pool_time", "pool_run_time", "chunked_pool_run_time"],
+    "calibrate": ["pool_overhead", "collective_calls", "collective_cost"],
+    "lockstep": ["integration_steps", "lockstep_cost", "device_loads", "steps_2d", "expected_lockstep_steps"],
+    "judging": ["STRICT_ENV", "STATUSES", "READINGS", "OUTCOMES", "Rules", "RULES", "RunVerdict", "Comparison",
+              "Verdict", "rate", "strict", "judge"],
+    "plots": ["plot_speedups", "plot_scaling", "plot_times_vs_ideal", "plot_steps_per_draw"],
+}, modules=["hlo", "xla_threads"])

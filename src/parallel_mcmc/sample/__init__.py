@@ -1,0 +1,16 @@
+"""Running chains: BlackJAX runners (one after another, lockstep, over a mesh), NumPyro's chains over devices,
+consensus Monte Carlo, and the diagnostics that judge the draws (R-hat, ESS, nested R-hat through ArviZ).
+
+The names below are the stable surface; import them from here (``from parallel_mcmc.sample import
+vmap_runner``). The modules they live in are private and may move.
+"""
+
+from parallel_mcmc._surface import surface
+
+__all__, __getattr__, __dir__ = surface(__name__, {
+    "chains": ["sequential_runner", "vmap_runner", "shard_map_runner", "summary_runner"],
+    "numpyro_runner": ["ChainPlan", "plan_chains", "shard_chains", "latent_shapes", "check_init_params",
+                       "ChainRun", "run_chains", "MemoryEstimate", "estimate_memory"],
+    "consensus": ["split_data", "consensus_combine", "Subposteriors", "sample_subposteriors", "subposterior_sampler"],
+    "diagnostics": ["to_inference_data", "superchain_ids", "nested_rhat_from_summaries", "nested_rhat_threshold"],
+})
