@@ -1,4 +1,6 @@
-"""Measuring a parallel run beside the book's cost model: the one timing loop, the model's rules, the pool-queue
+"""Measuring a parallel run beside the book's cost model.
+
+The one timing loop, the model's rules, the pool-queue
 model, calibration loops, the judge of every timing, lockstep accounting, plots; and two measuring aids as
 modules, :mod:`~parallel_mcmc.measure.hlo` (what a compiled program does, from its text) and
 :mod:`~parallel_mcmc.measure.xla_threads` (XLA's CPU threads, and a device with one).

@@ -1,4 +1,6 @@
-"""Pools of workers for emcee-style ensembles: process-pool workers and the data they hold, a pool that counts its
+"""Pools of workers for emcee-style ensembles, and groups of processes that form one JAX program.
+
+Process-pool workers and the data they hold, a pool that counts its
 tasks, MPI pools (schwimmbad's, closed once; one whose master shares the work; mpi4py's executor), groups of
 processes that form one JAX program; and, as a module, :mod:`~parallel_mcmc.pools.emcee_tasks`, the one emcee
 problem every ensemble chapter runs through these pools.

@@ -1,5 +1,6 @@
-"""Programs the chapters start as ``python -m parallel_mcmc.programs.<name>``, under ``mpiexec``, ``srun`` or as a
-worker process: thin mains over :mod:`parallel_mcmc.pools`, :mod:`parallel_mcmc.sample` and
+"""Programs the chapters start with ``python -m`` under ``mpiexec``, ``srun`` or as a worker process.
+
+Each is run as ``python -m parallel_mcmc.programs.<name>``, a thin mains over :mod:`parallel_mcmc.pools`, :mod:`parallel_mcmc.sample` and
 :mod:`parallel_mcmc.measure`.
 
 - :mod:`~parallel_mcmc.programs.emcee_mpi`: emcee with an MPI pool (``mpiexec -n N python -m ...``);

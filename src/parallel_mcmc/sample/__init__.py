@@ -1,4 +1,6 @@
-"""Running chains: BlackJAX runners (one after another, lockstep, over a mesh), NumPyro's chains over devices,
+"""Running chains and judging their draws.
+
+BlackJAX runners (one after another, lockstep, over a mesh), NumPyro's chains over devices,
 consensus Monte Carlo, and the diagnostics that judge the draws (R-hat, ESS, nested R-hat through ArviZ).
 
 The names below are the stable surface; import them from here (``from parallel_mcmc.sample import
