@@ -1,5 +1,5 @@
 """Tests of parallel_mcmc.sample and parallel_mcmc.models.normal (8 CPU devices, see conftest),
-and of reading the runners' output with parallel_mcmc.measure and parallel_mcmc.diagnostics."""
+and of reading the runners' output with parallel_mcmc.measure (lockstep) and parallel_mcmc.sample (diagnostics)."""
 
 from __future__ import annotations
 
