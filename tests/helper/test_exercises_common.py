@@ -1,4 +1,4 @@
-"""parallel_mcmc.exercises (its __init__): the helpers every part's checks share: the confirmation, expect,
+"""parallel_mcmc.exercises (its common module, re-exported by its __init__): the helpers every part's checks share: the confirmation, expect,
 call (which names the learner's own exception), importable, the structure of a traced program, and the
 records of a learner's function that traced_program asks instead of tracing (record_type)."""
 
@@ -17,6 +17,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from parallel_mcmc import exercises, pools
+from parallel_mcmc.exercises import common
 
 
 def test_passed_prints_one_line(capsys):
@@ -225,7 +226,7 @@ class Record:
 @pytest.fixture
 def no_records(monkeypatch):
     """An empty registry, so that registering here leaves the grader's own records (if loaded) alone."""
-    monkeypatch.setattr(exercises, "_RECORD_TYPES", [])
+    monkeypatch.setattr(common, "_RECORD_TYPES", [])
 
 
 def test_a_registered_record_gives_its_program_instead_of_being_traced(no_records):
@@ -239,7 +240,7 @@ def test_a_registered_record_gives_its_program_instead_of_being_traced(no_record
 def test_registering_twice_registers_once(no_records):
     exercises.record_type(Record)
     exercises.record_type(Record)
-    assert exercises._RECORD_TYPES == [Record]
+    assert common._RECORD_TYPES == [Record]
 
 
 def test_a_records_failure_is_named_like_the_learners(no_records):
@@ -257,7 +258,7 @@ def test_record_type_refuses_a_class_without_traced_program(no_records, attribut
     cls = type("NoProgram", (), {} if attribute is None else {"traced_program": attribute})
     with pytest.raises(TypeError, match="NoProgram has no traced_program method"):
         exercises.record_type(cls)
-    assert exercises._RECORD_TYPES == []
+    assert common._RECORD_TYPES == []
 
 
 def test_an_unregistered_look_alike_is_traced_as_usual(no_records):

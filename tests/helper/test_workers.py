@@ -1,4 +1,4 @@
-"""Tests of parallel_mcmc.pools: worker functions, initializers, data passed to workers."""
+"""parallel_mcmc.pools (workers.py): process-pool workers, the data they are given, a pool that counts tasks."""
 
 from __future__ import annotations
 
