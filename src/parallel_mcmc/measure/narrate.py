@@ -1,0 +1,120 @@
+"""The one narrator: every sentence the book states about a measurement, written from its numbers.
+
+A page never chooses its own words for a timing. It measures, and asks this
+module for the sentence; the sentence always carries the number it speaks of,
+and its interval where the run did not decide. The verdict words come from
+:mod:`parallel_mcmc.measure.compare` alone:
+
+- a speedup is *faster* or *slower* only when its whole interval lies on that side of 1; otherwise the run
+  *cannot tell* the two apart, and the sentence says so with the interval;
+- a run *agrees* with the model only when its interval, widened by the calibration's error, holds the
+  prediction;
+- a speedup *reaches* its ideal only when the widened interval holds the ideal.
+
+``tests/helper/test_narrate.py`` draws numbers at random (hypothesis) and checks
+that no sentence contradicts them.
+"""
+
+from __future__ import annotations
+
+from parallel_mcmc.measure.compare import TOLERANCE, Interval, against_ideal, against_model, decide
+
+__all__ = ["seconds", "speedup_sentence", "model_sentence"]
+
+
+def seconds(value: float) -> str:
+    """A duration as the book prints it: ``"850 µs"``, ``"12.3 ms"`` or ``"1.25 s"``.
+
+    Parameters
+    ----------
+    value : float
+        Seconds.
+
+    Returns
+    -------
+    str
+        The duration with its unit.
+    """
+    if value < 1e-3:
+        return f"{value * 1e6:.0f} µs"
+    if value < 1:
+        return f"{value * 1e3:.1f} ms"
+    return f"{value:.2f} s"
+
+
+def _interval(i: Interval, unit: str = "x") -> str:
+    return f"{i.level:.0%} interval {i.low:.2f}{unit} to {i.high:.2f}{unit} over {i.rounds} rounds"
+
+
+def speedup_sentence(candidate: str, baseline: str, speedup: Interval, ideal: float | None = None,
+                     tolerance: float = TOLERANCE) -> str:
+    """The sentence that states a measured speedup, and its ideal when one is given.
+
+    Parameters
+    ----------
+    candidate, baseline : str
+        What was compared: the candidate's speedup is the baseline's time over its own.
+    speedup : Interval
+        The measured speedup (:func:`parallel_mcmc.measure.speedup_interval`).
+    ideal : float, optional
+        The model's ratio for the same pair; its clause is left out when ``None``.
+    tolerance : float, optional
+        The calibration's relative error, within which the ideal counts as reached.
+
+    Returns
+    -------
+    str
+        One or two sentences, each with its numbers.
+    """
+    x = speedup.estimate
+    verdict = decide(speedup)
+    if verdict == "faster":
+        text = f"{candidate} is faster than {baseline}: {x:.2f}x ({_interval(speedup)})."
+    elif verdict == "slower":
+        text = (f"{candidate} is slower than {baseline}: {x:.2f}x, {1 / x:.2f} times its time "
+                f"({_interval(speedup)}).")
+    else:
+        text = (f"This run cannot tell {candidate} from {baseline}: {x:.2f}x, with a {_interval(speedup)}, "
+                "which holds 1.")
+    if ideal is None:
+        return text
+    reach = against_ideal(speedup, ideal, tolerance)
+    if reach == "reaches":
+        clause = f"the run reaches it, within the calibration's {tolerance:.0%}"
+    elif reach == "short of":
+        clause = "the run falls short of it: some cost the model leaves out"
+    else:
+        clause = "the run goes beyond it, so the model misses something"
+    return f"{text} The model's ideal is {ideal:.2f}x; {clause}."
+
+
+def model_sentence(run: str, measured: float, predicted: float, ratio: Interval,
+                   tolerance: float = TOLERANCE) -> str:
+    """The sentence that puts a run's measured time beside the model's prediction.
+
+    Parameters
+    ----------
+    run : str
+        The run's name.
+    measured : float
+        Its median seconds.
+    predicted : float
+        The model's seconds.
+    ratio : Interval
+        Predicted over measured time (:func:`parallel_mcmc.measure.model_interval`).
+    tolerance : float, optional
+        The calibration's relative error.
+
+    Returns
+    -------
+    str
+        One sentence with both times and the ratio's interval.
+    """
+    head = (f"{run} took {seconds(measured)} against the model's {seconds(predicted)}: a ratio of "
+            f"{ratio.estimate:.2f} ({_interval(ratio, '')})")
+    verdict = against_model(ratio, tolerance)
+    if verdict == "agrees":
+        return f"{head}, so the model accounts for the run within its calibration error of {tolerance:.0%}."
+    if verdict == "slower than the model":
+        return f"{head}, slower than the model's best case: a cost the model leaves out took the rest."
+    return f"{head}, faster than the model's best case can be: the model is wrong."

@@ -1,0 +1,126 @@
+"""parallel_mcmc.measure (narrate.py): the one narrator. Numbers drawn at random (hypothesis) never meet words that
+contradict them, and the check that reads the words catches a planted contradiction."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from parallel_mcmc.measure import (Interval, model_interval, model_sentence, seconds, speedup_interval,
+                                   speedup_sentence)
+
+TOL = 0.25
+times = st.lists(st.floats(min_value=1e-4, max_value=10.0, allow_nan=False), min_size=2, max_size=9)
+
+
+def contradictions(sentence: str, interval: Interval, ideal: float | None = None, tolerance: float = TOL) -> list[str]:
+    """What in ``sentence`` the numbers deny: the reader's check, written apart from the narrator."""
+    found = []
+    if f"{interval.estimate:.2f}" not in sentence:
+        found.append("the sentence does not carry its number")
+    says_faster = re.search(r"\bis faster than\b", sentence) is not None
+    says_slower = re.search(r"\bis slower than\b", sentence) is not None
+    says_cannot = "cannot tell" in sentence
+    if says_faster and not interval.low > 1:
+        found.append(f"'faster' with an interval reaching {interval.low:.3f}")
+    if says_slower and not interval.high < 1:
+        found.append(f"'slower' with an interval reaching {interval.high:.3f}")
+    if says_cannot and not interval.low <= 1 <= interval.high:
+        found.append("'cannot tell' with an interval that excludes 1")
+    if says_faster + says_slower + says_cannot != 1:
+        found.append("not exactly one verdict on the speedup")
+    if ideal is not None:
+        widened = (interval.low / (1 + tolerance), interval.high * (1 + tolerance))
+        if "reaches it" in sentence and not widened[0] <= ideal <= widened[1]:
+            found.append("'reaches' an ideal outside the interval")
+        if "falls short" in sentence and not widened[1] < ideal:
+            found.append("'falls short' of an ideal the interval reaches")
+        if "beyond it" in sentence and not widened[0] > ideal:
+            found.append("'beyond' an ideal the interval reaches")
+    return found
+
+
+def model_contradictions(sentence: str, ratio: Interval, tolerance: float = TOL) -> list[str]:
+    found = []
+    holds = ratio.low / (1 + tolerance) <= 1 <= ratio.high * (1 + tolerance)
+    if "accounts for" in sentence and not holds:
+        found.append("'accounts for' outside the calibration error")
+    if "leaves out" in sentence and not ratio.high * (1 + tolerance) < 1:
+        found.append("'a cost the model leaves out' where the run agrees")
+    if "model is wrong" in sentence and not ratio.low / (1 + tolerance) > 1:
+        found.append("'the model is wrong' where the run does not beat it")
+    if f"{ratio.estimate:.2f}" not in sentence:
+        found.append("the sentence does not carry its ratio")
+    return found
+
+
+@settings(max_examples=300, deadline=None)
+@given(base=times, factor=st.floats(min_value=0.05, max_value=20.0), noise=times,
+       ideal=st.one_of(st.none(), st.floats(min_value=0.1, max_value=10.0)))
+def test_a_speedup_sentence_never_contradicts_its_numbers(base, factor, noise, ideal):
+    n = min(len(base), len(noise))
+    candidate = [b / factor * (1 + 0.1 * (x - 5) / 5) for b, x in zip(base[:n], noise[:n])]
+    interval = speedup_interval(base[:n], candidate)
+    sentence = speedup_sentence("shard_map", "vmap", interval, ideal, tolerance=TOL)
+    assert contradictions(sentence, interval, ideal) == [], sentence
+
+
+@settings(max_examples=300, deadline=None)
+@given(measured=times, predicted=st.floats(min_value=1e-4, max_value=10.0))
+def test_a_model_sentence_never_contradicts_its_numbers(measured, predicted):
+    ratio = model_interval(measured, predicted)
+    sentence = model_sentence("vmap", sorted(measured)[len(measured) // 2], predicted, ratio, tolerance=TOL)
+    assert model_contradictions(sentence, ratio) == [], sentence
+
+
+def test_the_check_catches_planted_contradictions():
+    slower = speedup_interval([1.0, 1.3, 2.0], [4.0, 6.0, 8.0])  # 0.22x, every round below 1
+    assert contradictions("A tie: pools is faster than serial: 0.22x.", slower)
+    assert contradictions("This run cannot tell pools from serial: 0.22x.", slower)
+    missing = model_interval([1.3, 1.33, 1.37], predicted=1.0)  # ratio 0.75
+    assert model_contradictions("ratio 0.75, so the model accounts for every run", missing)
+    beyond = speedup_interval([2.15, 2.2, 2.4], [1.0, 1.0, 1.0])
+    assert contradictions("x is faster than y: 2.20x. The model's ideal is 1.90x; the run reaches it.", beyond, 1.9,
+                          tolerance=0.05)
+
+
+def test_a_narrator_with_a_linear_tie_fails_the_property():
+    """The old rule (a tie when |x - 1| is within the summed spreads) contradicts its numbers, and the property
+    test finds it."""
+
+    def relative_spread(ts):
+        return (max(ts) - min(ts)) / sorted(ts)[len(ts) // 2]
+
+    def linear_narrator(candidate, baseline, base, cand):
+        interval = speedup_interval(base, cand)
+        if abs(interval.estimate - 1) <= relative_spread(base) + relative_spread(cand):
+            return f"This run cannot tell {candidate} from {baseline}: {interval.estimate:.2f}x, a tie."
+        return speedup_sentence(candidate, baseline, interval)
+
+    @settings(max_examples=300, deadline=None, database=None)
+    @given(base=times, factor=st.floats(min_value=0.05, max_value=20.0))
+    def property_(base, factor):
+        cand = [b * factor * (1.5 if i % 2 else 1.0) for i, b in enumerate(base)]  # a wide spread on its own side
+        interval = speedup_interval(base, cand)
+        assert contradictions(linear_narrator("a", "b", base, cand), interval) == []
+
+    with pytest.raises(AssertionError):
+        property_()
+
+
+def test_seconds_picks_the_unit():
+    assert [seconds(v) for v in (8.5e-4, 0.0123, 1.25)] == ["850 µs", "12.3 ms", "1.25 s"]
+
+
+def test_the_sentences_read_as_they_should():
+    i = speedup_interval([2.0, 2.1, 2.2], [1.0, 1.0, 1.0])
+    assert speedup_sentence("shard_map", "vmap", i, 2.0) == (
+        "shard_map is faster than vmap: 2.10x (95% interval 2.00x to 2.20x over 3 rounds). "
+        "The model's ideal is 2.00x; the run reaches it, within the calibration's 25%.")
+    r = model_interval([0.010, 0.011, 0.012], 0.010)
+    assert model_sentence("vmap", 0.011, 0.010, r) == (
+        "vmap took 11.0 ms against the model's 10.0 ms: a ratio of 0.91 (95% interval 0.83 to 1.00 over 3 rounds), "
+        "so the model accounts for the run within its calibration error of 25%.")
