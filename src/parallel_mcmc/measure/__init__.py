@@ -22,6 +22,7 @@ __all__, __getattr__, __dir__ = surface(__name__, {
     "compare": ["LEVEL", "TOLERANCE", "Interval", "ratio_interval", "speedup_interval", "model_interval", "decide",
                 "against_model", "against_ideal"],
     "narrate": ["seconds", "speedup_sentence", "model_sentence"],
+    "experiment": ["Experiment", "Measured", "Result", "measure"],
     "judging": ["STRICT_ENV", "STATUSES", "READINGS", "OUTCOMES", "Rules", "RULES", "RunVerdict", "Comparison",
               "Verdict", "rate", "strict", "judge"],
     "plots": ["plot_speedups", "plot_scaling", "plot_times_vs_ideal", "plot_steps_per_draw"],

@@ -1,0 +1,362 @@
+"""One declared experiment: a timed page states its runs, the pieces its model needs and the model, then makes one call.
+
+::
+
+    experiment = Experiment(
+        runs={"one after another": (sequential, keys), "vmap": (lockstep, keys)},
+        pieces={"one step": (step, state)},
+        model=lambda m: {"one after another": steps.sum() * m.best("one step"), "vmap": ...},
+        baseline="one after another",
+    )
+    result = measure(experiment)
+    print(result.sentence("vmap"))        # the narrator's sentence, with its numbers
+    glue_all(result.numbers("chains"))    # every number and sentence the page cites
+
+:func:`measure` times the runs and the pieces together in the book's one interleaved loop
+(:func:`parallel_mcmc.measure.time_with_calibration`), so that a slow spell of the machine falls on the
+prediction and the runs alike; hands the timings and outputs to the model (:class:`Measured`: a model that needs
+the runs' own step counts reads them from ``outputs``); and has the judge (:func:`parallel_mcmc.measure.judge`)
+apply the book's rules, measuring everything again while a rule fails. A pair named in ``decide`` whose speedup
+the rounds cannot decide is measured again with more rounds, up to ``max_repeats``. The :class:`Result` holds the
+timings, outputs, predictions, the judge's verdict and the comparisons; its sentences come from
+:mod:`parallel_mcmc.measure.narrate`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from parallel_mcmc._validate import whole_number
+from parallel_mcmc.measure.compare import TOLERANCE, Interval, decide, model_interval, speedup_interval
+from parallel_mcmc.measure.judging import RULES, Rules, Verdict, judge
+from parallel_mcmc.measure.model import Prediction, predict
+from parallel_mcmc.measure.narrate import model_sentence, speedup_sentence
+from parallel_mcmc.measure.timing import Timing, time_interleaved, time_with_calibration
+
+__all__ = ["Experiment", "Measured", "Result", "measure"]
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What one round of measurements gave the model: every call's timing and last output, by name.
+
+    Parameters
+    ----------
+    timings : dict of str to parallel_mcmc.measure.Timing
+        The runs' and the pieces' timings.
+    outputs : dict of str to object
+        Their outputs (a run's own step counts, say).
+    """
+
+    timings: Mapping[str, Timing]
+    outputs: Mapping[str, Any]
+
+    def best(self, name: str) -> float:
+        """The fastest repeat of ``name``, in seconds: the model's best case of a piece.
+
+        Parameters
+        ----------
+        name : str
+            A run or a piece.
+
+        Returns
+        -------
+        float
+            Seconds.
+        """
+        return self._timing(name).best
+
+    def median(self, name: str) -> float:
+        """The median repeat of ``name``, in seconds.
+
+        Parameters
+        ----------
+        name : str
+            A run or a piece.
+
+        Returns
+        -------
+        float
+            Seconds.
+        """
+        return self._timing(name).median
+
+    def _timing(self, name: str) -> Timing:
+        if name not in self.timings:
+            raise KeyError(f"nothing named {name!r} was timed; the runs and pieces are {sorted(self.timings)}.")
+        return self.timings[name]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A timed page's measurement, declared.
+
+    Parameters
+    ----------
+    runs : mapping of str to tuple
+        What the page compares, ``{name: (fn, *args)}``.
+    model : callable
+        ``model(measured)`` gives the predicted seconds of every run, ``{name: seconds}``, from a
+        :class:`Measured`.
+    pieces : mapping of str to tuple, optional
+        The calls the model's costs are measured from, ``{name: (fn, *args)}``, timed in the runs' rounds.
+    baseline : str, optional
+        The run the others' speedups are over (the first run when ``None``).
+    repeats : int, optional
+        Timed rounds.
+    best_case_only : mapping of str to str, optional
+        Runs whose prediction knowingly counts a cost at its best case only, each with the sentence that says
+        which and why: the judge then never fails them for being slow.
+    decide : sequence of tuple of str, optional
+        ``(candidate, baseline)`` pairs the page's question needs decided: while the rounds cannot tell such a
+        pair apart, it is measured again with twice the rounds, up to ``max_repeats``.
+    max_repeats : int, optional
+        The most rounds ``decide`` may take.
+    tolerance : float, optional
+        The calibration's relative error, within which the model and the ideal count as met.
+    """
+
+    runs: Mapping[str, tuple]
+    model: Callable[[Measured], Mapping[str, float]]
+    pieces: Mapping[str, tuple] = field(default_factory=dict)
+    baseline: str | None = None
+    repeats: int = 5
+    best_case_only: Mapping[str, str] = field(default_factory=dict)
+    decide: Sequence[tuple[str, str]] = ()
+    max_repeats: int = 20
+    tolerance: float = TOLERANCE
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.runs, Mapping) or not self.runs:
+            raise TypeError("runs must be a non-empty dict {name: (fn, *args)}.")
+        if not callable(self.model):
+            raise TypeError("model must be a function of the measurements that returns {run name: seconds}.")
+        whole_number("repeats", self.repeats, 1)
+        whole_number("max_repeats", self.max_repeats, self.repeats)
+        names = set(self.runs)
+        for name in [self.baseline] if self.baseline is not None else []:
+            if name not in names:
+                raise KeyError(f"baseline {name!r} is not a run; the runs are {sorted(names)}.")
+        for pair in self.decide:
+            if len(pair) != 2 or not set(pair) <= names:
+                raise KeyError(f"decide takes (candidate, baseline) pairs of runs, got {pair!r}; the runs are "
+                               f"{sorted(names)}.")
+        if not set(self.best_case_only) <= names:
+            raise KeyError(f"best_case_only names runs that do not exist: {sorted(set(self.best_case_only) - names)}.")
+
+
+@dataclass(frozen=True)
+class Result:
+    """What an experiment measured, judged, and says.
+
+    Parameters
+    ----------
+    experiment : Experiment
+        What was declared.
+    timings : dict of str to parallel_mcmc.measure.Timing
+        The last measurement's timings of the runs and the pieces.
+    outputs : dict of str to object
+        Their outputs.
+    predicted : dict of str to float
+        The model's seconds for each run.
+    verdict : parallel_mcmc.measure.Verdict
+        The judge's verdict.
+    """
+
+    experiment: Experiment
+    timings: Mapping[str, Timing]
+    outputs: Mapping[str, Any]
+    predicted: Mapping[str, float]
+    verdict: Verdict
+
+    @property
+    def baseline(self) -> str:
+        """The run the speedups are over."""
+        return self.experiment.baseline or next(iter(self.experiment.runs))
+
+    def speedup(self, candidate: str, baseline: str | None = None) -> Interval:
+        """The candidate's measured speedup over the baseline, with its interval.
+
+        Parameters
+        ----------
+        candidate : str
+            A run.
+        baseline : str, optional
+            Another run (the experiment's baseline when ``None``).
+
+        Returns
+        -------
+        parallel_mcmc.measure.Interval
+            Above 1 when the candidate is faster.
+        """
+        base = self._run(baseline or self.baseline)
+        return speedup_interval(base.times, self._run(candidate).times)
+
+    def ideal(self, candidate: str, baseline: str | None = None) -> float:
+        """The model's own ratio: the baseline's predicted time over the candidate's.
+
+        Parameters
+        ----------
+        candidate : str
+            A run.
+        baseline : str, optional
+            Another run (the experiment's baseline when ``None``).
+
+        Returns
+        -------
+        float
+            The ideal speedup.
+        """
+        self._run(candidate)
+        return self.predicted[baseline or self.baseline] / self.predicted[candidate]
+
+    def ratio(self, run: str) -> Interval:
+        """Predicted over measured time of ``run``, with its interval.
+
+        Parameters
+        ----------
+        run : str
+            A run.
+
+        Returns
+        -------
+        parallel_mcmc.measure.Interval
+            1 when the model accounts for the whole run.
+        """
+        return model_interval(self._run(run).times, self.predicted[run])
+
+    def sentence(self, candidate: str, baseline: str | None = None) -> str:
+        """The narrator's sentence on the candidate's speedup over the baseline, beside its ideal.
+
+        Parameters
+        ----------
+        candidate : str
+            A run.
+        baseline : str, optional
+            Another run (the experiment's baseline when ``None``).
+
+        Returns
+        -------
+        str
+            The sentence, with its numbers.
+        """
+        base = baseline or self.baseline
+        return speedup_sentence(candidate, base, self.speedup(candidate, base), self.ideal(candidate, base),
+                                self.experiment.tolerance)
+
+    def model_sentence(self, run: str) -> str:
+        """The narrator's sentence on ``run`` beside the model's prediction.
+
+        Parameters
+        ----------
+        run : str
+            A run.
+
+        Returns
+        -------
+        str
+            The sentence, with both times and the ratio.
+        """
+        return model_sentence(run, self._run(run).median, self.predicted[run], self.ratio(run),
+                              self.experiment.tolerance)
+
+    def numbers(self, prefix: str) -> dict[str, Any]:
+        """Every number and sentence a page may cite, by a glue name: ``{prefix}_{run}_{what}``.
+
+        For each run: ``seconds`` (median), ``predicted``, ``ratio`` and ``model`` (the sentence); for each run
+        but the baseline: ``speedup``, ``low`` and ``high`` (its interval), ``ideal`` and ``says`` (the sentence);
+        and ``{prefix}_rounds`` and ``{prefix}_tries``. Run names become lower-case words joined by ``_``.
+
+        Parameters
+        ----------
+        prefix : str
+            The page's prefix for its glue names.
+
+        Returns
+        -------
+        dict of str to object
+            Numbers and sentences, ready for ``glue(name, value, display=False)``.
+        """
+        out: dict[str, Any] = {f"{prefix}_rounds": len(self._run(self.baseline).times),
+                               f"{prefix}_tries": self.verdict.tries}
+        for run in self.experiment.runs:
+            key = f"{prefix}_{_slug(run)}"
+            out.update({f"{key}_seconds": self._run(run).median, f"{key}_predicted": self.predicted[run],
+                        f"{key}_ratio": self.ratio(run).estimate, f"{key}_model": self.model_sentence(run)})
+            if run != self.baseline:
+                s = self.speedup(run)
+                out.update({f"{key}_speedup": s.estimate, f"{key}_low": s.low, f"{key}_high": s.high,
+                            f"{key}_ideal": self.ideal(run), f"{key}_says": self.sentence(run)})
+        return out
+
+    def check(self) -> None:
+        """Raise, under ``make test``, when a timing failure persisted after every try (see the judge)."""
+        self.verdict.check()
+
+    def _run(self, name: str) -> Timing:
+        if name not in self.experiment.runs:
+            raise KeyError(f"{name!r} is not a run of this experiment; its runs are {list(self.experiment.runs)}.")
+        return self.timings[name]
+
+    def __str__(self) -> str:
+        return str(self.verdict)
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(str(self))
+
+
+def _slug(name: str) -> str:
+    """A run's name as a glue name's part: lower-case words joined by ``_``."""
+    return re.sub(r"[^0-9a-z]+", "_", name.lower()).strip("_")
+
+
+def _once(experiment: Experiment, repeats: int, kept: dict) -> dict[str, Prediction]:
+    if experiment.pieces:
+        (timings, outputs), (piece_t, piece_o) = time_with_calibration(experiment.runs, experiment.pieces, repeats)
+        timings, outputs = {**timings, **piece_t}, {**outputs, **piece_o}
+    else:
+        timings, outputs = time_interleaved(experiment.runs, repeats=repeats)
+    predicted = experiment.model(Measured(timings, outputs))
+    if not isinstance(predicted, Mapping) or set(predicted) != set(experiment.runs):
+        got = sorted(predicted) if isinstance(predicted, Mapping) else type(predicted).__name__
+        raise KeyError(f"the model must return the predicted seconds of every run and only those, "
+                       f"{sorted(experiment.runs)}; it returned {got}.")
+    kept.update(timings=timings, outputs=outputs, predicted={k: float(v) for k, v in predicted.items()})
+    return {name: predict(timings[name], kept["predicted"][name]) for name in experiment.runs}
+
+
+def measure(experiment: Experiment, cores: int | None = None, rules: Rules = RULES) -> Result:
+    """Time, model and judge an experiment; return its :class:`Result`.
+
+    Parameters
+    ----------
+    experiment : Experiment
+        The runs, pieces and model.
+    cores : int, optional
+        The physical cores the model counts (:func:`parallel_mcmc.devices.physical_cores` when ``None``).
+    rules : parallel_mcmc.measure.Rules, optional
+        The judge's thresholds.
+
+    Returns
+    -------
+    Result
+        The timings, outputs, predictions, verdict and comparisons of the last measurement.
+    """
+    if not isinstance(experiment, Experiment):
+        raise TypeError(f"measure() takes an Experiment, got {type(experiment).__name__}.")
+    if cores is None:
+        from parallel_mcmc.devices import physical_cores
+
+        cores = physical_cores()
+    repeats = experiment.repeats
+    while True:
+        kept: dict = {}
+        verdict = judge(lambda: _once(experiment, repeats, kept), cores=cores, rules=rules,
+                        upper_bound_only=dict(experiment.best_case_only) or "")
+        result = Result(experiment, kept["timings"], kept["outputs"], kept["predicted"], verdict)
+        undecided = [pair for pair in experiment.decide if decide(result.speedup(*pair)) == "cannot tell"]
+        if not undecided or repeats >= experiment.max_repeats:
+            return result
+        repeats = min(2 * repeats, experiment.max_repeats)

@@ -1,0 +1,78 @@
+"""parallel_mcmc.measure (experiment.py): a declared experiment timed, modelled, judged and narrated in one call."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from parallel_mcmc.measure import Experiment, Measured, measure
+
+
+def spin(seconds: float) -> float:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+    return seconds
+
+
+def two_runs(**kwargs) -> Experiment:
+    return Experiment(
+        runs={"one after another": (spin, 4e-3), "two at once": (spin, 2e-3)},
+        pieces={"one unit": (spin, 1e-3)},
+        model=lambda m: {"one after another": 4 * m.best("one unit"), "two at once": 2 * m.best("one unit")},
+        **kwargs,
+    )
+
+
+def test_one_call_times_models_and_judges_the_runs():
+    result = measure(two_runs(repeats=5), cores=1)
+    assert set(result.timings) == {"one after another", "two at once", "one unit"}
+    assert result.baseline == "one after another"
+    assert result.ideal("two at once") == pytest.approx(2.0, rel=0.1)
+    speedup = result.speedup("two at once")
+    assert speedup.rounds == 5 and 1.5 < speedup.estimate < 2.5
+    assert result.sentence("two at once").startswith("two at once is faster than one after another: ")
+    assert "the model accounts for the run" in result.model_sentence("two at once")
+    numbers = result.numbers("ex")
+    assert numbers["ex_rounds"] == 5 and numbers["ex_two_at_once_speedup"] == speedup.estimate
+    assert numbers["ex_two_at_once_says"] == result.sentence("two at once")
+    assert "ex_one_after_another_speedup" not in numbers  # the baseline has no speedup over itself
+    result.check()
+
+
+def test_the_model_sees_the_outputs_of_the_runs():
+    seen = {}
+
+    def model(m: Measured):
+        seen.update(m.outputs)
+        return {"a": m.outputs["a"], "b": m.outputs["b"]}
+
+    result = measure(Experiment(runs={"a": (spin, 2e-3), "b": (spin, 1e-3)}, model=model, repeats=3), cores=1)
+    assert seen == {"a": 2e-3, "b": 1e-3} and result.predicted == {"a": 2e-3, "b": 1e-3}
+
+
+def test_an_undecided_pair_is_measured_again_with_more_rounds():
+    same = Experiment(runs={"a": (spin, 1e-3), "b": (spin, 1e-3)}, model=lambda m: {"a": 1e-3, "b": 1e-3},
+                      repeats=3, decide=[("b", "a")], max_repeats=12)
+    result = measure(same, cores=1)
+    rounds = len(result.timings["a"].times)
+    assert rounds == 12 or result.speedup("b", "a").low > 1 or result.speedup("b", "a").high < 1
+
+
+def test_a_declaration_that_does_not_hold_says_what_is_wrong():
+    with pytest.raises(KeyError, match="baseline 'c' is not a run"):
+        two_runs(baseline="c")
+    with pytest.raises(KeyError, match="decide takes"):
+        two_runs(decide=[("two at once", "nowhere")])
+    with pytest.raises(KeyError, match="best_case_only names runs that do not exist"):
+        two_runs(best_case_only={"nowhere": "why"})
+    with pytest.raises(TypeError, match="runs must be a non-empty dict"):
+        Experiment(runs={}, model=lambda m: {})
+    bad_model = Experiment(runs={"a": (spin, 1e-4)}, model=lambda m: {"b": 1.0}, repeats=1)
+    with pytest.raises(KeyError, match="the model must return the predicted seconds of every run"):
+        measure(bad_model, cores=1)
+    with pytest.raises(KeyError, match="nothing named 'x' was timed"):
+        measure(Experiment(runs={"a": (spin, 1e-4)}, model=lambda m: {"a": m.best("x")}, repeats=1), cores=1)
+    with pytest.raises(TypeError, match="takes an Experiment"):
+        measure({"a": (spin, 1e-4)})
