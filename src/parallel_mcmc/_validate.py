@@ -26,6 +26,16 @@ def is_number(value: Any) -> bool:
 
     Python ``int`` and ``float``, NumPy scalars and 0-d arrays (NumPy or JAX)
     of an integer or floating type all count.
+
+    Parameters
+    ----------
+    value : Any
+        The value to ask about.
+
+    Returns
+    -------
+    bool
+        Whether ``value`` is a real number.
     """
     if isinstance(value, (bool, np.bool_)):
         return False
@@ -40,8 +50,28 @@ def is_number(value: Any) -> bool:
 def whole_number(name: str, value: Any, least: int, of: str = "") -> int:
     """Return ``value`` as an ``int`` if it is a whole number >= ``least``; raise :class:`ArgumentError` otherwise.
 
-    ``of`` names the unit in the message (``" of devices"``). ``True`` and
-    ``False`` are refused, although Python counts them as integers.
+    ``True`` and ``False`` are refused, although Python counts them as integers.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : Any
+        The argument.
+    least : int
+        The smallest value allowed.
+    of : str, optional
+        Names the unit in the message (``" of devices"``).
+
+    Returns
+    -------
+    int
+        ``value`` as an ``int``.
+
+    Raises
+    ------
+    ArgumentError
+        If ``value`` is not a whole number >= ``least``.
     """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
         raise ArgumentError(f"{name} must be a whole number{of} >= {least}, got {value!r}.")
@@ -52,7 +82,29 @@ def real_number(name: str, value: Any, *, above: float | None = None, least: flo
     """Return ``value`` as a ``float`` if it is a finite number > ``above`` (or >= ``least``).
 
     Raise :class:`ArgumentError` naming the argument and the bound otherwise.
-    ``of`` names the unit in the message (``" of seconds"``).
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : Any
+        The argument.
+    above : float or None, optional
+        A bound ``value`` must exceed.
+    least : float or None, optional
+        A bound ``value`` must reach.
+    of : str, optional
+        Names the unit in the message (``" of seconds"``).
+
+    Returns
+    -------
+    float
+        ``value`` as a ``float``.
+
+    Raises
+    ------
+    ArgumentError
+        If ``value`` is not a finite number within the bound.
     """
     bound = f" > {above:g}" if above is not None else f" >= {least:g}" if least is not None else ""
     ok = is_number(value) and math.isfinite(float(value))

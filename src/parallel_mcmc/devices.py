@@ -37,7 +37,13 @@ class DeviceSetupError(RuntimeError):
 
 
 def backend_started() -> bool:
-    """True once JAX has started a backend (after its first operation)."""
+    """True once JAX has started a backend (after its first operation).
+
+    Returns
+    -------
+    bool
+        Whether a JAX backend has started.
+    """
     # JAX (0.10 to 0.12) has no public call that answers this without starting a backend
     # (jax.extend.backend.backends() starts one); switch when jax.extend offers one.
     from jax._src import xla_bridge
@@ -46,7 +52,13 @@ def backend_started() -> bool:
 
 
 def physical_cores() -> int:
-    """Physical CPU cores this process may use (logical cores if that cannot be told)."""
+    """Physical CPU cores this process may use (logical cores if that cannot be told).
+
+    Returns
+    -------
+    int
+        The physical cores (at least 1).
+    """
     cores = psutil.cpu_count(logical=False) or os.cpu_count() or 1
     if hasattr(os, "sched_getaffinity"):  # a container or taskset may allow fewer
         cores = min(cores, len(os.sched_getaffinity(0)))
@@ -63,13 +75,30 @@ def use_cpu_devices(n: int) -> int:
     to run on an accelerator instead; it must then have at least ``n`` devices.
 
     Calling it again with the same ``n`` after JAX has started is harmless
-    (re-running a notebook's first cell). Returns the number of devices JAX
-    will show.
+    (re-running a notebook's first cell).
 
     Where the count cannot be forced (``PARALLEL_MCMC_PLATFORM`` names a platform
     with fewer than ``n`` devices: one GPU, or ``cpu`` for the CPU as it is),
     a notebook says so and skips the rest of the page, each later cell printing
     :data:`SKIPPED`; a script gets :class:`DeviceSetupError`.
+
+    Parameters
+    ----------
+    n : int
+        The number of devices JAX should show (at least 1).
+
+    Returns
+    -------
+    int
+        The number of devices JAX will show.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not a whole number >= 1.
+    DeviceSetupError
+        If JAX has already started with another count, or (outside a notebook) the platform named by
+        ``PARALLEL_MCMC_PLATFORM`` has fewer than ``n`` devices.
     """
     n = whole_number("n", n, 1, of=" of devices")
     wanted_platform = os.environ.get(PLATFORM_ENV, "").strip().lower()
@@ -130,7 +159,25 @@ def _skip_the_rest(message: str) -> bool:
 
 @dataclass(frozen=True)
 class DeviceReport:
-    """What JAX runs on: platform, devices and the machine's cores."""
+    """What JAX runs on: platform, devices and the machine's cores.
+
+    Parameters
+    ----------
+    platform : str
+        JAX's default backend (``cpu``, ``gpu``, ...).
+    device_count : int
+        How many devices JAX shows.
+    devices : tuple of str
+        Each device, as JAX prints it.
+    physical_cores : int
+        The physical cores this process may use.
+    logical_cores : int
+        The logical cores of the machine.
+    jax_version : str
+        JAX's version.
+    machine : str, optional
+        The machine's architecture (``platform.machine()``).
+    """
 
     platform: str
     device_count: int
@@ -153,7 +200,13 @@ class DeviceReport:
 
 
 def device_report() -> DeviceReport:
-    """Describe the devices JAX uses (this starts the JAX backend)."""
+    """Describe the devices JAX uses (this starts the JAX backend).
+
+    Returns
+    -------
+    DeviceReport
+        The platform, devices and cores.
+    """
     devices = jax.devices()
     return DeviceReport(
         platform=jax.default_backend(),

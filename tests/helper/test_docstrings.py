@@ -50,8 +50,12 @@ def _defined_here(module: ModuleType) -> Iterator[tuple[str, object]]:
     """The objects a module's ``__all__`` names that the module itself defines (not re-exports)."""
     for name in getattr(module, "__all__", ()):
         obj = getattr(module, name, None)  # a subpackage in parallel_mcmc.__all__ may not be imported yet
-        if getattr(obj, "__module__", None) == module.__name__ and (inspect.isfunction(obj) or inspect.isclass(obj)):
+        if getattr(obj, "__module__", None) != module.__name__:
+            continue
+        if inspect.isclass(obj):
             yield f"{module.__name__}.{name}", obj
+        elif callable(obj) and inspect.isfunction(inspect.unwrap(obj)):  # a cached function too (functools.cache)
+            yield f"{module.__name__}.{name}", inspect.unwrap(obj)
 
 
 def _public_methods(cls: type) -> Iterator[tuple[str, object]]:

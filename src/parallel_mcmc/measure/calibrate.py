@@ -32,6 +32,29 @@ def pool_overhead(pool: Any, fn: Callable[[Any], Any], tasks: Sequence[Any], rep
     :func:`~parallel_mcmc.measure.time_call`) the fastest, over ``len(tasks)``, is the
     overhead per task. The fastest, not the median: the model is a best case,
     and a map slowed by another program must not raise it.
+
+    Parameters
+    ----------
+    pool : Any
+        A pool with a ``map`` method.
+    fn : callable
+        A task function that does no work but pickles like the real one.
+    tasks : sequence
+        One round of tasks.
+    repeats : int, optional
+        Timed maps (at least 1).
+
+    Returns
+    -------
+    float
+        Seconds of overhead per task.
+
+    Raises
+    ------
+    TypeError
+        If ``pool`` has no ``map`` method, or ``repeats`` is not a whole number.
+    ValueError
+        If ``tasks`` is empty.
     """
     whole_number("repeats", repeats, 1)
     tasks = list(tasks)
@@ -57,6 +80,31 @@ def collective_calls(collective: Callable[[Any], Any], mesh: Any, axis: str, loc
     runs they predict (``{label: (fn, *args)}``, for
     :func:`parallel_mcmc.measure.time_with_calibration`) and read the cost with
     :func:`collective_cost`.
+
+    Parameters
+    ----------
+    collective : callable
+        ``collective(x)``, run inside ``shard_map``; returns an array of ``x``'s shape.
+    mesh : jax.sharding.Mesh
+        The mesh.
+    axis : str
+        The mesh axis the collective runs over.
+    local : jax.Array
+        The array placed along ``axis``.
+    calls : int, optional
+        Iterations of each loop (at least 1).
+    work : int, optional
+        Rounds of work before each collective.
+
+    Returns
+    -------
+    dict of str to tuple
+        ``{label: (fn, *args)}`` of the two loops, ``"collective between work"`` and ``"work alone"``.
+
+    Raises
+    ------
+    TypeError
+        If ``calls`` or ``work`` is not a whole number.
     """
     import jax.numpy as jnp
     from jax.sharding import PartitionSpec
@@ -84,8 +132,27 @@ def collective_calls(collective: Callable[[Any], Any], mesh: Any, axis: str, loc
 
 
 def collective_cost(timings: Any, calls: int = 50) -> float:
-    """Seconds one collective adds between real work, from the :func:`collective_calls` loops' timings
-    (``{label: Timing}``): the fastest loop with it less the fastest without, per call (never below zero)."""
+    """Seconds one collective adds between real work, from the :func:`collective_calls` loops' timings.
+
+    The fastest loop with it less the fastest without, per call (never below zero).
+
+    Parameters
+    ----------
+    timings : mapping of str to parallel_mcmc.measure.Timing
+        ``{label: Timing}`` of both loops of :func:`collective_calls`.
+    calls : int, optional
+        The ``calls`` the loops were made with.
+
+    Returns
+    -------
+    float
+        Seconds per collective.
+
+    Raises
+    ------
+    KeyError
+        If a loop's timing is missing.
+    """
     whole_number("calls", calls, 1)
     for label in ("collective between work", "work alone"):
         if label not in timings:

@@ -40,7 +40,19 @@ _ARRAY = re.compile(r"\b([a-z]+\d*)\[([\d,]*)\]")
 
 @dataclass(frozen=True)
 class Instruction:
-    """One instruction of a computation: its name, result shape (as written), opcode and the rest of its line."""
+    """One instruction of a computation: its name, result shape (as written), opcode and the rest of its line.
+
+    Parameters
+    ----------
+    name : str
+        The instruction's name.
+    shape : str
+        Its result shape, as written.
+    opcode : str
+        Its opcode.
+    rest : str
+        The rest of its line.
+    """
 
     name: str
     shape: str
@@ -48,14 +60,35 @@ class Instruction:
     rest: str
 
     def calls(self) -> list[str]:
-        """The computations this instruction calls (``calls=``, ``to_apply=``, ``condition=``, ``body=``)."""
+        """The computations this instruction calls (``calls=``, ``to_apply=``, ``condition=``, ``body=``).
+
+        Returns
+        -------
+        list of str
+            The names of the called computations.
+        """
         return re.findall(r"(?:calls|to_apply|condition|body)=%?([\w.\-]+)", self.rest)
 
 
 @dataclass(frozen=True)
 class Collective:
-    """A collective of the program: ``kind`` (``all-reduce``, ...), the result ``shape``, its ``bytes``, the
-    ``computation`` it sits in and whether that computation is a while-loop's body (``in_loop``)."""
+    """A collective of the program.
+
+    Parameters
+    ----------
+    name : str
+        The instruction's name.
+    kind : str
+        ``all-reduce``, ...
+    shape : str
+        The result shape.
+    bytes : int
+        Its bytes.
+    computation : str
+        The computation it sits in.
+    in_loop : bool
+        Whether that computation is a while-loop's body.
+    """
 
     name: str
     kind: str
@@ -67,7 +100,21 @@ class Collective:
 
 @dataclass(frozen=True)
 class WhileLoop:
-    """A ``while`` instruction: where it is, its condition and body computations, and its carried shape."""
+    """A ``while`` instruction: where it is, its condition and body computations, and its carried shape.
+
+    Parameters
+    ----------
+    name : str
+        The instruction's name.
+    computation : str
+        The computation it sits in.
+    condition : str
+        Its condition computation.
+    body : str
+        Its body computation.
+    shape : str
+        The shape it carries.
+    """
 
     name: str
     computation: str
@@ -77,7 +124,23 @@ class WhileLoop:
 
 
 def shape_bytes(shape: str) -> int:
-    """Bytes of an HLO shape such as ``f32[8,4]{1,0}`` or a tuple ``(f32[2], s32[])``."""
+    """Bytes of an HLO shape such as ``f32[8,4]{1,0}`` or a tuple ``(f32[2], s32[])``.
+
+    Parameters
+    ----------
+    shape : str
+        HLO shape text.
+
+    Returns
+    -------
+    int
+        Its bytes.
+
+    Raises
+    ------
+    TypeError
+        If ``shape`` is not a string.
+    """
     if not isinstance(shape, str):
         raise TypeError(f"shape must be HLO shape text such as 'f32[8,4]', got {type(shape).__name__}.")
     total = 0
@@ -92,7 +155,23 @@ def shape_bytes(shape: str) -> int:
 
 
 def computations(text: str) -> dict[str, list[Instruction]]:
-    """The program's computations by name, each a list of its instructions (the ``ENTRY`` one under its name)."""
+    """The program's computations by name, each a list of its instructions (the ``ENTRY`` one under its name).
+
+    Parameters
+    ----------
+    text : str
+        The compiled program's text (``jax.jit(f).lower(*args).compile().as_text()``).
+
+    Returns
+    -------
+    dict of str to list of parallel_mcmc.measure.hlo.Instruction
+        Each computation's instructions, by name.
+
+    Raises
+    ------
+    ValueError
+        If ``text`` is not the text of a compiled program.
+    """
     if not isinstance(text, str) or "HloModule" not in text:
         raise ValueError("expected the text of a compiled program: jax.jit(f).lower(*args).compile().as_text().")
     found: dict[str, list[Instruction]] = {}
@@ -132,7 +211,18 @@ def _bodies(comps: dict[str, list[Instruction]]) -> set[str]:
 
 
 def collectives(text: str) -> list[Collective]:
-    """Every collective in the compiled program ``text``, in order, with its size and whether it runs in a loop."""
+    """Every collective in the compiled program ``text``, in order, with its size and whether it runs in a loop.
+
+    Parameters
+    ----------
+    text : str
+        The compiled program's text (``jax.jit(f).lower(*args).compile().as_text()``).
+
+    Returns
+    -------
+    list of parallel_mcmc.measure.hlo.Collective
+        The collectives, in order.
+    """
     comps = computations(text)
     looped = _bodies(comps)
     return [Collective(i.name, kind, i.shape, shape_bytes(i.shape), comp, comp in looped)
@@ -140,7 +230,18 @@ def collectives(text: str) -> list[Collective]:
 
 
 def while_loops(text: str) -> list[WhileLoop]:
-    """Every ``while`` of the compiled program ``text``: its condition, its body and the shape it carries."""
+    """Every ``while`` of the compiled program ``text``: its condition, its body and the shape it carries.
+
+    Parameters
+    ----------
+    text : str
+        The compiled program's text (``jax.jit(f).lower(*args).compile().as_text()``).
+
+    Returns
+    -------
+    list of parallel_mcmc.measure.hlo.WhileLoop
+        The loops, in order.
+    """
     loops = []
     for comp, instrs in computations(text).items():
         for i in instrs:
@@ -154,7 +255,25 @@ def while_loops(text: str) -> list[WhileLoop]:
 
 def condition_ops(text: str, loop: WhileLoop | str) -> list[str]:
     """The opcodes a loop's condition runs, called computations included (a ``reduce`` with its combiner's
-    opcodes after it), without parameters, constants and tuple plumbing."""
+    opcodes after it), without parameters, constants and tuple plumbing.
+
+    Parameters
+    ----------
+    text : str
+        The compiled program's text (``jax.jit(f).lower(*args).compile().as_text()``).
+    loop : parallel_mcmc.measure.hlo.WhileLoop or str
+        The loop, or its name.
+
+    Returns
+    -------
+    list of str
+        The opcodes, in order.
+
+    Raises
+    ------
+    KeyError
+        If there is no while named ``loop``.
+    """
     comps = computations(text)
     if isinstance(loop, str):
         named = [w for w in while_loops(text) if w.name == loop]
@@ -177,7 +296,18 @@ def condition_ops(text: str, loop: WhileLoop | str) -> list[str]:
 
 
 def partitions(text: str) -> dict[str, int]:
-    """The operations XLA's CPU backend cut into pieces for its threads: ``{name: pieces}`` (pieces above 1)."""
+    """The operations XLA's CPU backend cut into pieces for its threads: ``{name: pieces}`` (pieces above 1).
+
+    Parameters
+    ----------
+    text : str
+        The compiled program's text (``jax.jit(f).lower(*args).compile().as_text()``).
+
+    Returns
+    -------
+    dict of str to int
+        ``{name: pieces}`` of the operations cut into more than one piece.
+    """
     cut = {}
     for instrs in computations(text).values():
         for i in instrs:

@@ -65,7 +65,26 @@ STRICT_ENV = "PARALLEL_MCMC_TIMING"
 
 @dataclass(frozen=True)
 class Rules:
-    """Every threshold of a timing verdict (see the module's docstring for what each one means)."""
+    """Every threshold of a timing verdict (see the module's docstring for what each one means).
+
+    Parameters
+    ----------
+    calibration_noise : float, optional
+        How far above ``1 + spread`` a ratio may go before the model is called wrong.
+    far_slower : float, optional
+        The fastest repeat's ratio below which a run fails (with the cores free).
+    flag_below : float, optional
+        The fastest repeat's ratio below which the page names a missing cost.
+    free_share : float, optional
+        The share of the cores the process must get for the lower bound to count.
+    tries : int, optional
+        The most measurements before a failure stands.
+
+    Raises
+    ------
+    ValueError
+        If a threshold is out of range, or not ``far_slower < flag_below <= 1``.
+    """
 
     calibration_noise: float = 0.25  #: how far above ``1 + spread`` a ratio may go before the model is called wrong
     far_slower: float = 0.5  #: the fastest repeat's ratio below which a run fails (with the cores free)
@@ -89,8 +108,21 @@ RULES = Rules()
 
 @dataclass(frozen=True)
 class RunVerdict:
-    """What the rules say of one run: ``status`` is ``"agrees"``, ``"beats the model"``,
-    ``"a cost missing"`` or ``"far slower"``; ``fails`` when it is a failure."""
+    """What the rules say of one run.
+
+    Parameters
+    ----------
+    name : str
+        The run's name.
+    prediction : parallel_mcmc.measure.Prediction
+        Its measured time beside the model's.
+    status : str
+        ``"agrees"``, ``"beats the model"``, ``"a cost missing"`` or ``"far slower"``.
+    fails : bool
+        Whether it is a failure.
+    lower_bound_checked : bool
+        Whether the lower bound (*far slower*) was applied.
+    """
 
     name: str
     prediction: Prediction
@@ -114,7 +146,29 @@ def _ms(seconds: float) -> str:
 
 
 def rate(name: str, prediction: Prediction, cores_free: bool, rules: Rules = RULES) -> RunVerdict:
-    """Apply the rules to the run ``name``; ``cores_free``: the process had its cores, so the lower bound counts."""
+    """Apply the rules to the run ``name``.
+
+    Parameters
+    ----------
+    name : str
+        The run's name.
+    prediction : parallel_mcmc.measure.Prediction
+        Its measured time beside the model's.
+    cores_free : bool
+        The process had its cores, so the lower bound counts.
+    rules : parallel_mcmc.measure.Rules, optional
+        The thresholds.
+
+    Returns
+    -------
+    parallel_mcmc.measure.RunVerdict
+        The run's status.
+
+    Raises
+    ------
+    TypeError
+        If ``prediction`` is not a :class:`~parallel_mcmc.measure.Prediction`.
+    """
     if not isinstance(prediction, Prediction):
         raise TypeError(f"prediction must be a Prediction from costmodel.predict(), got {type(prediction).__name__}.")
     ratio, fastest, spread = prediction.ratio, prediction.fastest_ratio, prediction.spread
@@ -130,7 +184,15 @@ def rate(name: str, prediction: Prediction, cores_free: bool, rules: Rules = RUL
 @dataclass(frozen=True)
 class Comparison:
     """A candidate's speedup over a baseline: measured (median over median) beside the model's ideal
-    (predicted over predicted)."""
+    (predicted over predicted).
+
+    Parameters
+    ----------
+    baseline : parallel_mcmc.measure.Prediction
+        The baseline's measured and predicted times.
+    candidate : parallel_mcmc.measure.Prediction
+        The candidate's measured and predicted times.
+    """
 
     baseline: Prediction
     candidate: Prediction
@@ -170,7 +232,25 @@ class Comparison:
 
 @dataclass(frozen=True)
 class Verdict:
-    """The judge's verdict on a page's runs: one :class:`RunVerdict` each, after ``tries`` measurements."""
+    """The judge's verdict on a page's runs: one :class:`RunVerdict` each, after ``tries`` measurements.
+
+    Parameters
+    ----------
+    runs : mapping of str to parallel_mcmc.measure.RunVerdict
+        Each run's verdict, by name.
+    tries : int
+        The measurements made.
+    cores : int
+        The physical cores the page's model counts.
+    cores_got : float
+        The cores the process got around the last measurement.
+    strict : bool
+        Whether a failure raises (:func:`strict`).
+    rules : parallel_mcmc.measure.Rules, optional
+        The thresholds.
+    upper_bound_only : str, optional
+        The sentence saying which cost the model counts at its best case only.
+    """
 
     runs: Mapping[str, RunVerdict]
     tries: int
@@ -203,22 +283,74 @@ class Verdict:
         return not self.cores_free or not self.passed
 
     def status(self, name: str) -> str:
-        """The status of the run ``name`` (see :class:`RunVerdict`)."""
+        """The status of the run ``name`` (see :class:`RunVerdict`).
+
+        Parameters
+        ----------
+        name : str
+            The run's name.
+
+        Returns
+        -------
+        str
+            Its status.
+
+        Raises
+        ------
+        KeyError
+            If there is no run ``name``.
+        """
         if name not in self.runs:
             raise KeyError(f"no run named {name!r}; the runs are {list(self.runs)}.")
         return self.runs[name].status
 
     def reading(self, name: str) -> str:
-        """What a page says of the run ``name``: one of :data:`READINGS`. A run slower than the model (``"a
+        """What a page says of the run ``name``: one of :data:`READINGS`.
+
+        A run slower than the model (``"a
         cost missing"`` or ``"far slower"``) reads ``"slower, cores free"`` when the process had its cores
-        and ``"slower, cores busy"`` when other work took them; the other statuses read as they are."""
+        and ``"slower, cores busy"`` when other work took them; the other statuses read as they are.
+
+        Parameters
+        ----------
+        name : str
+            The run's name.
+
+        Returns
+        -------
+        str
+            One of :data:`READINGS`.
+
+        Raises
+        ------
+        KeyError
+            If there is no run ``name``.
+        """
         status = self.status(name)
         if status in ("agrees", "beats the model"):
             return status
         return "slower, cores free" if self.cores_free else "slower, cores busy"
 
     def compare(self, baseline: str, candidate: str) -> Comparison:
-        """The speedup of run ``candidate`` over run ``baseline``, with the model's ideal."""
+        """The speedup of run ``candidate`` over run ``baseline``, with the model's ideal.
+
+        Parameters
+        ----------
+        baseline : str
+            The baseline run's name.
+        candidate : str
+            The candidate run's name.
+
+        Returns
+        -------
+        parallel_mcmc.measure.Comparison
+            The measured speedup beside the ideal.
+
+        Raises
+        ------
+        KeyError
+            If there is no such run.
+        """
         for name in (baseline, candidate):
             self.status(name)
         return Comparison(self.runs[baseline].prediction, self.runs[candidate].prediction)
@@ -230,7 +362,13 @@ class Verdict:
         return min(ratios), max(ratios)
 
     def summary(self) -> str:
-        """One sentence on the whole page's runs, chosen by the verdict."""
+        """One sentence on the whole page's runs, chosen by the verdict.
+
+        Returns
+        -------
+        str
+            The sentence.
+        """
         low, high = self.ratios
         tries = f"after {self.tries} measurements" if self.tries > 1 else "at the first measurement"
         beaten = [run.name for run in self.runs.values() if run.status == "beats the model"]
@@ -276,7 +414,13 @@ def _names(names: list[str]) -> str:
 
 
 def strict() -> bool:
-    """True under ``make test``: the environment variable :data:`STRICT_ENV` is ``strict``."""
+    """True under ``make test``: the environment variable :data:`STRICT_ENV` is ``strict``.
+
+    Returns
+    -------
+    bool
+        Whether :data:`STRICT_ENV` is ``strict``.
+    """
     return os.environ.get(STRICT_ENV, "").strip().lower() == "strict"
 
 
@@ -284,16 +428,36 @@ def judge(measure: Callable[[], Mapping[str, Prediction]], cores: int, rules: Ru
           upper_bound_only: str | Mapping[str, str] = "") -> Verdict:
     """Measure with ``measure()`` and judge its runs; measure again, at most ``rules.tries`` times, while a rule fails.
 
-    ``measure`` times the page's runs and their model's calibration together and
-    returns ``{name: Prediction}``; ``cores`` is the number of physical cores
-    the page's model counts. Around each measurement the judge reads how many
-    of them the process can get (:func:`parallel_mcmc.measure.cores_available`).
+    Around each measurement the judge reads how many
+    of the cores the process can get (:func:`parallel_mcmc.measure.cores_available`).
 
-    ``upper_bound_only``: where a page's model knowingly counts a cost at its best
-    case only, the sentence that says which and why; the verdict then never fails
-    a run for being far slower (its status still says so), prints the sentence,
-    and still fails a run that beats the model. A dict ``{run name: sentence}``
-    does so for the runs it names only; the other runs keep both bounds.
+    Parameters
+    ----------
+    measure : callable
+        Times the page's runs and their model's calibration together and returns ``{name: Prediction}``.
+    cores : int
+        The number of physical cores the page's model counts.
+    rules : parallel_mcmc.measure.Rules, optional
+        The thresholds.
+    upper_bound_only : str or mapping of str to str, optional
+        Where a page's model knowingly counts a cost at its best
+        case only, the sentence that says which and why; the verdict then never fails
+        a run for being far slower (its status still says so), prints the sentence,
+        and still fails a run that beats the model. A dict ``{run name: sentence}``
+        does so for the runs it names only; the other runs keep both bounds.
+
+    Returns
+    -------
+    parallel_mcmc.measure.Verdict
+        The verdict on every run.
+
+    Raises
+    ------
+    TypeError
+        If ``measure`` is not callable or does not return a non-empty ``{name: Prediction}``, or
+        ``upper_bound_only`` is neither a sentence nor a dict of sentences.
+    KeyError
+        If ``upper_bound_only`` names a run that ``measure()`` did not return.
     """
     if isinstance(upper_bound_only, Mapping):
         per_run = dict(upper_bound_only)

@@ -29,6 +29,21 @@ def integration_steps(info: Any) -> np.ndarray:
     ``info`` is the info a runner returned (anything with a
     ``num_integration_steps`` field), or that field itself. The axes are
     kept: ``(chain, draw)`` for the multi-chain runners.
+
+    Parameters
+    ----------
+    info : Any
+        A runner's info, or its ``num_integration_steps`` field.
+
+    Returns
+    -------
+    numpy.ndarray
+        The step counts, ``int64``.
+
+    Raises
+    ------
+    TypeError
+        If ``info`` holds no step counts.
     """
     counts = getattr(info, "num_integration_steps", info)
     counts = np.asarray(counts)
@@ -41,7 +56,23 @@ def integration_steps(info: Any) -> np.ndarray:
 
 
 def steps_2d(steps: Any) -> np.ndarray:
-    """``steps`` as a checked ``(chain, draw)`` array of non-negative step counts."""
+    """``steps`` as a checked ``(chain, draw)`` array of non-negative step counts.
+
+    Parameters
+    ----------
+    steps : array_like
+        Integration steps, ``(chain, draw)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``steps``, ``(chain, draw)``.
+
+    Raises
+    ------
+    ValueError
+        If ``steps`` is empty, not 2-D, or holds negative counts.
+    """
     steps = np.asarray(steps)
     if steps.ndim != 2 or steps.size == 0:
         raise ValueError(f"steps must be a non-empty (chain, draw) array of step counts, got shape {steps.shape}.")
@@ -51,12 +82,46 @@ def steps_2d(steps: Any) -> np.ndarray:
 
 
 def lockstep_cost(steps: Any) -> int:
-    """Integration steps the chains take in lockstep: the sum over draws of the slowest chain's steps."""
+    """Integration steps the chains take in lockstep: the sum over draws of the slowest chain's steps.
+
+    Parameters
+    ----------
+    steps : array_like
+        Integration steps, ``(chain, draw)``.
+
+    Returns
+    -------
+    int
+        The steps in lockstep.
+
+    Raises
+    ------
+    ValueError
+        If ``steps`` is refused by :func:`steps_2d`.
+    """
     return int(steps_2d(steps).max(axis=0).sum())
 
 
 def device_loads(steps: Any, num_devices: int) -> np.ndarray:
-    """Integration steps each device runs when the chains are split into equal consecutive blocks."""
+    """Integration steps each device runs when the chains are split into equal consecutive blocks.
+
+    Parameters
+    ----------
+    steps : array_like
+        Integration steps, ``(chain, draw)``.
+    num_devices : int
+        The devices; it must divide the number of chains.
+
+    Returns
+    -------
+    numpy.ndarray
+        The steps of each device, ``(num_devices,)``.
+
+    Raises
+    ------
+    ValueError
+        If the chains cannot be split evenly over ``num_devices`` devices.
+    """
     steps = steps_2d(steps)
     whole_number("num_devices", num_devices, 1)
     if steps.shape[0] % num_devices:
@@ -73,6 +138,24 @@ def expected_lockstep_steps(one_chain_steps: Any, num_chains: int) -> float:
     ``k`` with probability ``1 - F(k)^C``, and its expectation is the sum of those over ``k >= 0``. One
     chain (``C = 1``) gives the mean; as ``C`` grows it climbs towards the largest count seen, and for
     NUTS never beyond ``2^max_depth - 1``, the tree-depth cap.
+
+    Parameters
+    ----------
+    one_chain_steps : array_like
+        Integration steps of many draws of one chain, 1-D.
+    num_chains : int
+        ``C``, the chains in lockstep.
+
+    Returns
+    -------
+    float
+        The expected steps of one lockstep draw.
+
+    Raises
+    ------
+    ValueError
+        If ``one_chain_steps`` is not a non-empty 1-D array of whole, non-negative counts, or ``num_chains`` is not a
+        whole number >= 1.
     """
     steps = np.asarray(one_chain_steps)
     if steps.ndim != 1 or steps.size == 0:

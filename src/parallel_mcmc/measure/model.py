@@ -69,6 +69,13 @@ class StepCost:
 
     Between measured widths the cost is interpolated linearly; outside them it
     is extrapolated from the nearest two, never below zero.
+
+    Parameters
+    ----------
+    widths : tuple of int
+        The measured widths, increasing and distinct.
+    seconds : tuple of float
+        The seconds of one step at each width.
     """
 
     widths: tuple[int, ...]
@@ -85,7 +92,23 @@ class StepCost:
             real_number("seconds", s, above=0)
 
     def at(self, width: float) -> float:
-        """Seconds of one step of ``width`` chains vectorised together."""
+        """Seconds of one step of ``width`` chains vectorised together.
+
+        Parameters
+        ----------
+        width : float
+            The chains vectorised together (positive).
+
+        Returns
+        -------
+        float
+            Seconds of one step.
+
+        Raises
+        ------
+        ValueError
+            If ``width`` is not a positive number.
+        """
         real_number("width", width, above=0)
         w, s = np.asarray(self.widths, float), np.asarray(self.seconds, float)
         if len(w) == 1:
@@ -96,7 +119,18 @@ class StepCost:
         return float(max(s[-1] + slope * (width - w[-1]), 0.0))
 
     def per_chain(self, width: float) -> float:
-        """Seconds per chain-step at ``width``: below ``at(1)`` when vectorising pays."""
+        """Seconds per chain-step at ``width``: below ``at(1)`` when vectorising pays.
+
+        Parameters
+        ----------
+        width : float
+            The chains vectorised together (positive).
+
+        Returns
+        -------
+        float
+            Seconds per chain-step.
+        """
         return self.at(width) / width
 
     def __str__(self) -> str:
@@ -107,9 +141,26 @@ class StepCost:
 def concurrent(times: Sequence[float], cores: float) -> float:
     """Best wall time of independent jobs run at once: the longest job, or all their work over the cores.
 
-    ``times`` are the jobs' times when each has the machine to itself. Each job
+    Each job
     needs at least one core: with as many cores as jobs this is ``max(times)``;
     with fewer, the jobs share the cores and ``sum(times) / cores`` decides.
+
+    Parameters
+    ----------
+    times : sequence of float
+        The jobs' times when each has the machine to itself.
+    cores : float
+        The cores they share.
+
+    Returns
+    -------
+    float
+        ``max(max(times), sum(times) / cores)``.
+
+    Raises
+    ------
+    ValueError
+        If ``times`` is empty or holds a negative time, or ``cores`` is not positive.
     """
     times = [real_number("time", t, least=0) for t in times]
     if not times:
@@ -119,12 +170,38 @@ def concurrent(times: Sequence[float], cores: float) -> float:
 
 
 def sequential_time(steps: Any, step: StepCost) -> float:
-    """Chains one after another on one device: every step of every chain at width 1."""
+    """Chains one after another on one device: every step of every chain at width 1.
+
+    Parameters
+    ----------
+    steps : array_like
+        Integration steps of every chain at every draw, ``(chain, draw)``.
+    step : parallel_mcmc.measure.StepCost
+        The measured cost of one step at each width.
+
+    Returns
+    -------
+    float
+        The predicted seconds.
+    """
     return float(steps_2d(steps).sum()) * step.at(1)
 
 
 def lockstep_time(steps: Any, step: StepCost) -> float:
-    """All chains vectorised together: the slowest chain's steps of every draw, at the full width."""
+    """All chains vectorised together: the slowest chain's steps of every draw, at the full width.
+
+    Parameters
+    ----------
+    steps : array_like
+        Integration steps of every chain at every draw, ``(chain, draw)``.
+    step : parallel_mcmc.measure.StepCost
+        The measured cost of one step at each width.
+
+    Returns
+    -------
+    float
+        The predicted seconds.
+    """
     steps = steps_2d(steps)
     return lockstep_cost(steps) * step.at(steps.shape[0])
 
@@ -134,6 +211,30 @@ def sharded_time(steps: Any, step: StepCost, num_devices: int, cores: float, inn
 
     Each device runs its block one chain after another (``inner="map"``) or in
     lockstep (``inner="vmap"``); the devices run concurrently (:func:`concurrent`).
+
+    Parameters
+    ----------
+    steps : array_like
+        Integration steps of every chain at every draw, ``(chain, draw)``.
+    step : parallel_mcmc.measure.StepCost
+        The measured cost of one step at each width.
+    num_devices : int
+        The devices; it must divide the number of chains.
+    cores : float
+        The cores the devices share.
+    inner : str, optional
+        ``"map"`` (one chain after another) or ``"vmap"`` (lockstep) on each device.
+
+    Returns
+    -------
+    float
+        The predicted seconds.
+
+    Raises
+    ------
+    ValueError
+        If the chains cannot be split evenly over ``num_devices`` devices, or ``inner`` is neither ``"map"`` nor
+        ``"vmap"``.
     """
     steps = steps_2d(steps)
     num_devices = whole_number("num_devices", num_devices, 1)
@@ -156,6 +257,15 @@ class Prediction:
     ``ratio`` is predicted over measured time: 1 means the model accounts for
     all of it, below 1 that a cost is missing from the model (name and measure
     it), above 1 that the measurement beat the model's best case.
+
+    Parameters
+    ----------
+    measured : parallel_mcmc.measure.Timing
+        The measured time.
+    predicted : float
+        The model's predicted seconds.
+    reason : str, optional
+        What the prediction counts.
     """
 
     measured: Timing
@@ -191,7 +301,29 @@ class Prediction:
 
 
 def predict(measured: Timing, predicted: float, reason: str = "") -> Prediction:
-    """Put a :class:`~parallel_mcmc.measure.Timing` beside the model's predicted seconds."""
+    """Put a :class:`~parallel_mcmc.measure.Timing` beside the model's predicted seconds.
+
+    Parameters
+    ----------
+    measured : parallel_mcmc.measure.Timing
+        The measured time (from :func:`~parallel_mcmc.measure.time_call`).
+    predicted : float
+        The model's predicted seconds (positive).
+    reason : str, optional
+        What the prediction counts.
+
+    Returns
+    -------
+    parallel_mcmc.measure.Prediction
+        The two side by side.
+
+    Raises
+    ------
+    TypeError
+        If ``measured`` is not a :class:`~parallel_mcmc.measure.Timing`.
+    ValueError
+        If ``predicted`` is not a positive number.
+    """
     if not isinstance(measured, Timing):
         raise TypeError(f"measured must be a Timing from time_call(), got {type(measured).__name__}.")
     return Prediction(measured, real_number("predicted", predicted, above=0), reason)
@@ -201,23 +333,43 @@ def split_call_time(work_seconds: float, num_devices: int, cores: float, fixed_s
                     cores_busy: float = 1.0) -> float:
     """One call whose work is split into ``num_devices`` equal pieces on devices that share ``cores`` cores.
 
-    ``work_seconds`` is one piece's work alone on one device, with the call's own
-    fixed cost taken out (a piece's time less the same call doing no work);
-    ``fixed_seconds`` is the fixed cost of one call over all ``num_devices``
-    devices (the same call doing no work, measured on those devices). The
+    The
     pieces run at once (:func:`concurrent`), after the fixed cost: small work
     pays the fixed cost and gains little, large work gains up to
     ``min(num_devices, cores)``.
 
-    ``cores_busy``: the cores one piece keeps busy alone on one device (its
-    :attr:`~parallel_mcmc.measure.Timing.cores_busy`; XLA's CPU backend spreads a
-    large operation over threads). A piece's CPU work is then its time times
-    that, and the pieces' CPU work together shares the cores:
+    A piece's CPU work is its time times ``cores_busy``, and the pieces' CPU work together shares the cores:
     ``max(work, num_devices * work * cores_busy / cores)``, so large work gains
     only up to ``cores / cores_busy``. The default, 1, is the concurrent rule's
     one core a piece. Readings below 1 (a busy machine) count as 1 and readings
     above ``cores`` as ``cores``. A reading that counts threads waiting actively
     overstates the work: a run that beats this prediction says so.
+
+    Parameters
+    ----------
+    work_seconds : float
+        One piece's work alone on one device, with the call's own fixed cost taken out (a piece's time less the
+        same call doing no work).
+    num_devices : int
+        The devices, one piece each.
+    cores : float
+        The cores the devices share.
+    fixed_seconds : float
+        The fixed cost of one call over all ``num_devices`` devices (the same call doing no work, measured on those
+        devices).
+    cores_busy : float, optional
+        The cores one piece keeps busy alone on one device (its :attr:`~parallel_mcmc.measure.Timing.cores_busy`;
+        XLA's CPU backend spreads a large operation over threads).
+
+    Returns
+    -------
+    float
+        The predicted seconds of the call.
+
+    Raises
+    ------
+    ValueError
+        If an argument is not a number in its range.
     """
     work_seconds = real_number("work_seconds", work_seconds, least=0)
     num_devices = whole_number("num_devices", num_devices, 1)
@@ -228,14 +380,30 @@ def split_call_time(work_seconds: float, num_devices: int, cores: float, fixed_s
 
 
 def crossover(sizes: Sequence[float], speedups: Sequence[float]) -> float | None:
-    """The size at which a speedup first rises above 1, from a sweep: ``speedups[i]`` measured or predicted at
-    ``sizes[i]`` (increasing).
+    """The size at which a speedup first rises above 1, from a sweep.
 
     Between the two sizes where it first goes from at most 1 to above 1, the
     crossing is interpolated linearly in log size and log speedup (a sweep on
-    a log grid). Returns ``sizes[0]`` when the speedup is above 1 from the
-    first size (the crossover lies at or below it), ``None`` when it is above
-    1 at none of them.
+    a log grid).
+
+    Parameters
+    ----------
+    sizes : sequence of float
+        The sizes of the sweep (increasing).
+    speedups : sequence of float
+        ``speedups[i]`` measured or predicted at ``sizes[i]``.
+
+    Returns
+    -------
+    float or None
+        The crossover; ``sizes[0]`` when the speedup is above 1 from the
+        first size (the crossover lies at or below it), ``None`` when it is above
+        1 at none of them.
+
+    Raises
+    ------
+    ValueError
+        If the sequences are empty or of unequal length, ``sizes`` is not increasing, or a value is not positive.
     """
     x = [real_number("size", v, above=0) for v in sizes]
     s = [real_number("speedup", v, above=0) for v in speedups]

@@ -16,8 +16,28 @@ __all__ = ["plot_speedups", "plot_scaling", "plot_times_vs_ideal", "plot_steps_p
 def plot_speedups(records: Sequence[Speedup], ax=None, title: str | None = None):
     """Bar chart of measured speedups with the ideal of each drawn beside it.
 
-    ``records`` are :class:`~parallel_mcmc.measure.Speedup` objects; each bar
-    is labelled with the candidate's label. Returns the matplotlib axes.
+    Each bar is labelled with the candidate's label.
+
+    Parameters
+    ----------
+    records : sequence of parallel_mcmc.measure.Speedup
+        The speedups.
+    ax : matplotlib.axes.Axes or None, optional
+        The axes to draw on (default: new ones).
+    title : str or None, optional
+        The title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes.
+
+    Raises
+    ------
+    ValueError
+        If ``records`` is empty.
+    TypeError
+        If a record is not a :class:`~parallel_mcmc.measure.Speedup`.
     """
     records = list(records)
     if not records:
@@ -35,7 +55,30 @@ def plot_scaling(counts: Sequence[int], seconds: Sequence[float], ideal_seconds:
                  xlabel: str = "devices", title: str | None = None):
     """Measured time against a count (devices, workers), with the ideal time as a line.
 
-    Returns the matplotlib axes.
+    Parameters
+    ----------
+    counts : sequence of int
+        The counts.
+    seconds : sequence of float
+        The measured time at each count.
+    ideal_seconds : sequence of float
+        The ideal time at each count.
+    ax : matplotlib.axes.Axes or None, optional
+        The axes to draw on (default: new ones).
+    xlabel : str, optional
+        The label of the x axis.
+    title : str or None, optional
+        The title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes.
+
+    Raises
+    ------
+    ValueError
+        If the sequences are empty or of unequal length.
     """
     if not (len(counts) == len(seconds) == len(ideal_seconds)) or not counts:
         raise ValueError(
@@ -59,7 +102,33 @@ def plot_scaling(counts: Sequence[int], seconds: Sequence[float], ideal_seconds:
 
 def plot_times_vs_ideal(labels: Sequence[str], measured: Sequence[float], ideal: Sequence[float], ax=None,
                         title: str | None = None, ideal_label: str = "ideal"):
-    """Bars of measured seconds with the ideal (or predicted) seconds of each beside them, labelled ``ideal_label``."""
+    """Bars of measured seconds with the ideal (or predicted) seconds of each beside them, labelled ``ideal_label``.
+
+    Parameters
+    ----------
+    labels : sequence of str
+        The runs' labels.
+    measured : sequence of float
+        The measured seconds of each.
+    ideal : sequence of float
+        The ideal (or predicted) seconds of each.
+    ax : matplotlib.axes.Axes or None, optional
+        The axes to draw on (default: new ones).
+    title : str or None, optional
+        The title.
+    ideal_label : str, optional
+        The legend's label of the ideal bars.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes.
+
+    Raises
+    ------
+    ValueError
+        If the sequences are empty or of unequal length.
+    """
     if not (len(labels) == len(measured) == len(ideal)) or not labels:
         raise ValueError(
             f"labels, measured and ideal must be non-empty and of equal length, got "
@@ -88,7 +157,24 @@ def _paired_bars(labels: list[str], measured: Sequence[float], other: Sequence[f
 
 
 def plot_steps_per_draw(steps: Any, ax=None, title: str | None = None, max_chains: int = 8):
-    """Integration steps per draw of each chain, with the lockstep (slowest chain) as a dashed line."""
+    """Integration steps per draw of each chain, with the lockstep (slowest chain) as a dashed line.
+
+    Parameters
+    ----------
+    steps : array_like
+        Integration steps, ``(chain, draw)``.
+    ax : matplotlib.axes.Axes or None, optional
+        The axes to draw on (default: new ones).
+    title : str or None, optional
+        The title.
+    max_chains : int, optional
+        The chains drawn at most.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes.
+    """
     steps = steps_2d(steps)
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 3))

@@ -27,6 +27,23 @@ def map_chunksize(tasks: int, workers: int) -> int:
     """The chunk size ``multiprocessing.Pool.map`` picks for ``tasks`` tasks over ``workers`` workers.
 
     It cuts the tasks into about four chunks a worker: ``ceil(tasks / (4 * workers))``.
+
+    Parameters
+    ----------
+    tasks : int
+        The tasks of the map.
+    workers : int
+        The pool's workers.
+
+    Returns
+    -------
+    int
+        The chunk size.
+
+    Raises
+    ------
+    ValueError
+        If a count is not a whole number >= 1.
     """
     tasks = whole_number("tasks", tasks, 1)
     workers = whole_number("workers", workers, 1)
@@ -67,6 +84,37 @@ def pool_time(
     ``(tasks * (task_seconds + master_cpu_per_task)) / cores``. Without
     overhead and with a core for each worker, a round lasts the busiest
     worker's ``ceil(tasks / workers)`` task times.
+
+    Parameters
+    ----------
+    tasks_per_round : int
+        Tasks of each round.
+    rounds : int
+        Rounds one after another.
+    task_seconds : float
+        Seconds of one task's work.
+    workers : int
+        The pool's workers.
+    cores : float
+        Cores the master and workers share.
+    overhead_per_task : float, optional
+        Seconds of sending one task and its answer.
+    master_cores : float, optional
+        Cores the master keeps busy (about 1 when it polls).
+    master_cpu_per_task : float, optional
+        The master's own CPU seconds per task.
+    chunksize : int, optional
+        Tasks sent at a time.
+
+    Returns
+    -------
+    float
+        The predicted seconds of all the rounds (a best case).
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range, or ``master_cores`` leaves no core to the workers.
     """
     tasks_per_round = whole_number("tasks_per_round", tasks_per_round, 1)
     rounds = whole_number("rounds", rounds, 1)
@@ -104,8 +152,35 @@ def pool_run_time(
 ) -> float:
     """A run whose maps had ``tasks_per_map`` tasks each, one map after another: a :func:`pool_time` round a map.
 
-    ``pool_map_chunks``: the tasks go out in the chunks ``multiprocessing.Pool.map``
-    picks (:func:`map_chunksize`); otherwise one at a time, as an MPI pool sends them.
+    Parameters
+    ----------
+    tasks_per_map : sequence of int
+        The task count of every map of the run.
+    task_seconds : float
+        Seconds of one task's work.
+    workers : int
+        The pool's workers.
+    cores : float
+        Cores the master and workers share.
+    overhead_per_task : float, optional
+        Seconds of sending one task and its answer.
+    master_cores : float, optional
+        Cores the master keeps busy.
+    master_cpu_per_task : float, optional
+        The master's own CPU seconds per task.
+    pool_map_chunks : bool, optional
+        The tasks go out in the chunks ``multiprocessing.Pool.map`` picks (:func:`map_chunksize`); otherwise one
+        at a time, as an MPI pool sends them.
+
+    Returns
+    -------
+    float
+        The predicted seconds of the run (a best case).
+
+    Raises
+    ------
+    ValueError
+        If ``tasks_per_map`` is empty or an argument is out of range.
     """
     tasks_per_map = [whole_number("tasks in a map", n, 1) for n in tasks_per_map]
     if not tasks_per_map:
@@ -139,6 +214,29 @@ def chunked_pool_run_time(
     largest chunk's work, and no less than that plus all its work spread over
     ``cores``. Nothing is balanced: tasks of unequal cost make the chunk with
     the dear ones last longer, which this best case does not count.
+
+    Parameters
+    ----------
+    tasks_per_map : sequence of int
+        The task count of every map of the run.
+    task_seconds : float
+        Seconds of one task's work.
+    ranks : int
+        The ranks, the master one of them.
+    cores : float
+        Cores the ranks share.
+    round_overhead : float, optional
+        The measured fixed cost of one map.
+
+    Returns
+    -------
+    float
+        The predicted seconds of the run (a best case).
+
+    Raises
+    ------
+    ValueError
+        If ``tasks_per_map`` is empty or an argument is out of range.
     """
     tasks_per_map = [whole_number("tasks in a map", n, 1) for n in tasks_per_map]
     if not tasks_per_map:

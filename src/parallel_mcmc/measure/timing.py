@@ -44,9 +44,16 @@ __all__ = ["Timing", "Speedup", "time_call", "timed", "time_interleaved", "time_
 class Timing:
     """Wall-clock times of repeated calls, in seconds, compilation excluded.
 
-    ``first_call`` is the time of the first warm-up call, which includes
-    tracing and compilation for a jitted function. ``cpu_times`` are the
-    process's CPU seconds during each timed call (all its threads).
+    Parameters
+    ----------
+    label : str
+        What was timed.
+    times : tuple of float
+        The seconds of each timed call.
+    first_call : float
+        The time of the first warm-up call, which includes tracing and compilation for a jitted function.
+    cpu_times : tuple of float, optional
+        The process's CPU seconds during each timed call (all its threads).
     """
 
     label: str
@@ -109,7 +116,7 @@ def _check_calls(calls: Any) -> None:
 def time_interleaved(calls: Mapping[str, tuple], repeats: int = 3, warmup: int = 1):
     """Time several calls in interleaved rounds; return ``(timings, outputs)`` dicts by name.
 
-    ``calls`` maps a label to ``(fn, *args)``. Each function is called
+    Each function is called
     ``warmup`` times first (the first of these compiles it and is its
     ``first_call``), then the functions take turns, one call each per round,
     for ``repeats`` rounds: on a shared machine a slow spell then hits all of
@@ -117,6 +124,28 @@ def time_interleaved(calls: Mapping[str, tuple], repeats: int = 3, warmup: int =
     seconds of each timed call are kept, and the output of each function's
     last call is returned with its :class:`Timing`. With ``warmup=0`` the
     first timed call is the ``first_call``.
+
+    Parameters
+    ----------
+    calls : mapping of str to tuple
+        Maps a label to ``(fn, *args)``.
+    repeats : int, optional
+        Timed rounds (at least 1).
+    warmup : int, optional
+        Untimed calls of each function first.
+
+    Returns
+    -------
+    timings : dict of str to parallel_mcmc.measure.Timing
+        Each call's timing, by label.
+    outputs : dict of str to Any
+        Each function's last output, by label.
+
+    Raises
+    ------
+    TypeError
+        If ``calls`` is not a non-empty mapping of ``(fn, *args)`` tuples with a callable ``fn``, or a count is not
+        a whole number.
     """
     _check_calls(calls)
     whole_number("repeats", repeats, 1)
@@ -163,7 +192,32 @@ def time_call(
 
     The function is called ``warmup`` times first (the first of these
     compiles it), then ``repeats`` times; every call waits for all arrays in
-    its output, whatever the pytree. Returns a :class:`Timing`.
+    its output, whatever the pytree.
+
+    Parameters
+    ----------
+    fn : callable
+        The function to time.
+    *args : Any
+        Its positional arguments.
+    repeats : int, optional
+        Timed calls (at least 1).
+    warmup : int, optional
+        Untimed calls first.
+    label : str or None, optional
+        The timing's label (default: the function's name).
+    **kwargs : Any
+        Its keyword arguments.
+
+    Returns
+    -------
+    parallel_mcmc.measure.Timing
+        The times of the calls.
+
+    Raises
+    ------
+    TypeError
+        If ``fn`` is not callable, or a count is not a whole number.
     """
     whole_number("warmup", warmup, 1)  # the loop allows 0; here the first call must compile outside the timing
     return _one(fn, args, kwargs, label, repeats, warmup)[0]
@@ -172,7 +226,30 @@ def time_call(
 def timed(fn: Callable[..., Any], *args: Any, repeats: int = 3, label: str | None = None):
     """:func:`time_call` that also returns the output of the last call.
 
-    Returns ``(timing, output)``: compilation left out, every output waited for.
+    Compilation left out, every output waited for.
+
+    Parameters
+    ----------
+    fn : callable
+        The function to time.
+    *args : Any
+        Its positional arguments.
+    repeats : int, optional
+        Timed calls (at least 1).
+    label : str or None, optional
+        The timing's label (default: the function's name).
+
+    Returns
+    -------
+    timing : parallel_mcmc.measure.Timing
+        The times of the calls.
+    output : Any
+        The output of the last call.
+
+    Raises
+    ------
+    TypeError
+        If ``fn`` is not callable, or ``repeats`` is not a whole number.
     """
     return _one(fn, args, {}, label, repeats, 1)
 
@@ -182,8 +259,30 @@ def time_with_calibration(runs: Mapping[str, tuple], calibration: Mapping[str, t
 
     Both map a label to ``(fn, *args)``, as for :func:`time_interleaved`. A slow
     spell of the machine then falls on the calibration and the runs alike, and
-    cannot raise the model's best case alone. Returns ``(timings, outputs)`` of
-    the runs and ``(timings, outputs)`` of the calibration, apart.
+    cannot raise the model's best case alone.
+
+    Parameters
+    ----------
+    runs : mapping of str to tuple
+        The runs, ``{label: (fn, *args)}``.
+    calibration : mapping of str to tuple
+        The calibration calls, ``{label: (fn, *args)}``.
+    repeats : int, optional
+        Timed rounds (at least 1).
+
+    Returns
+    -------
+    runs : tuple of dict
+        ``(timings, outputs)`` of the runs.
+    calibration : tuple of dict
+        ``(timings, outputs)`` of the calibration, apart.
+
+    Raises
+    ------
+    TypeError
+        If either is not a non-empty mapping of ``(fn, *args)`` tuples.
+    ValueError
+        If ``runs`` and ``calibration`` share a label.
     """
     for name, group in (("runs", runs), ("calibration", calibration)):
         if not isinstance(group, Mapping) or not group:
@@ -197,7 +296,19 @@ def time_with_calibration(runs: Mapping[str, tuple], calibration: Mapping[str, t
 
 @dataclass(frozen=True)
 class Speedup:
-    """A measured speedup of ``candidate`` over ``baseline`` next to its ideal."""
+    """A measured speedup of ``candidate`` over ``baseline`` next to its ideal.
+
+    Parameters
+    ----------
+    baseline : parallel_mcmc.measure.Timing
+        The timing of the baseline.
+    candidate : parallel_mcmc.measure.Timing
+        The timing of the candidate.
+    ideal : float
+        The speedup the cost model predicts.
+    ideal_reason : str, optional
+        Why that is the ideal.
+    """
 
     baseline: Timing
     candidate: Timing
@@ -234,6 +345,29 @@ def cores_busy(fn: Callable[..., Any], *args: Any, calls: int = 1, warmup: int =
     left out), every output waited for. About 1 means one core did the work;
     about the core count means the calls used the whole machine. Other
     programs on the machine lower it: it counts only what this process got.
+
+    Parameters
+    ----------
+    fn : callable
+        The function to run.
+    *args : Any
+        Its positional arguments.
+    calls : int, optional
+        Timed calls (at least 1).
+    warmup : int, optional
+        Untimed calls first.
+    **kwargs : Any
+        Its keyword arguments.
+
+    Returns
+    -------
+    float
+        CPU seconds of the process over wall-clock seconds.
+
+    Raises
+    ------
+    TypeError
+        If ``fn`` is not callable, or a count is not a whole number.
     """
     whole_number("calls", calls, 1)
     return _one(fn, args, kwargs, None, calls, warmup)[0].cores_busy
@@ -244,9 +378,25 @@ def cores_available(cores: int = 2, seconds: float = 0.3) -> float:
 
     Runs ``cores`` threads that hash a 1 MB block over and over for
     ``seconds`` (``hashlib`` lets go of Python's lock while it hashes, so the
-    threads run at once) and returns the process's CPU seconds over the
-    wall-clock seconds. Other busy programs on the machine take their share,
+    threads run at once). Other busy programs on the machine take their share,
     and the figure drops below ``cores``.
+
+    Parameters
+    ----------
+    cores : int, optional
+        The threads to run (at least 1).
+    seconds : float, optional
+        How long they run.
+
+    Returns
+    -------
+    float
+        The process's CPU seconds over the wall-clock seconds.
+
+    Raises
+    ------
+    ValueError
+        If ``cores`` is not a whole number >= 1 or ``seconds`` not a positive number.
     """
     whole_number("cores", cores, 1)
     real_number("seconds", seconds, above=0, of=" of seconds")
@@ -267,7 +417,31 @@ def cores_available(cores: int = 2, seconds: float = 0.3) -> float:
 
 
 def speedup(baseline: Timing, candidate: Timing, ideal: float, ideal_reason: str = "") -> Speedup:
-    """Build a :class:`Speedup`, checking that its parts make sense."""
+    """Build a :class:`Speedup`, checking that its parts make sense.
+
+    Parameters
+    ----------
+    baseline : parallel_mcmc.measure.Timing
+        The timing of the baseline.
+    candidate : parallel_mcmc.measure.Timing
+        The timing of the candidate.
+    ideal : float
+        The speedup the cost model predicts (positive).
+    ideal_reason : str, optional
+        Why that is the ideal.
+
+    Returns
+    -------
+    parallel_mcmc.measure.Speedup
+        The measured speedup beside its ideal.
+
+    Raises
+    ------
+    TypeError
+        If ``baseline`` or ``candidate`` is not a :class:`Timing`.
+    ValueError
+        If ``ideal`` is not a positive number.
+    """
     for name, t in (("baseline", baseline), ("candidate", candidate)):
         if not isinstance(t, Timing):
             raise TypeError(f"{name} must be a Timing from time_call(), got {type(t).__name__}.")
@@ -281,8 +455,14 @@ class CompileLog:
     Listens to JAX's own monitoring events (``/jax/core/compile/...``). Tracing
     an outer function traces the functions it calls, so those events nest; each
     event is turned into a time interval and ``seconds`` is the length of their
-    union: compilation alone, counted once. ``compiles`` counts backend
-    compilations and ``compiled`` counts them by function name.
+    union: compilation alone, counted once.
+
+    Attributes
+    ----------
+    compiles : int
+        Counts backend compilations.
+    compiled : dict[str, int]
+        Counts them by function name (a ``collections.Counter``).
     """
 
     _EVENTS = (

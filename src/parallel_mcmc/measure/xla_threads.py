@@ -95,6 +95,16 @@ def workloads(mesh: Any = None) -> dict[str, tuple]:
     ``"chains, 2 devices"`` (four chains a device), ``"large data, 2 devices"`` (half the observations a device,
     the gradients added with a ``psum`` every step) and ``"large data, 2 devices, 2 observations"`` (the same with
     one observation a device: the fixed cost of the split).
+
+    Parameters
+    ----------
+    mesh : jax.sharding.Mesh or None, optional
+        A mesh with one axis of two devices, for the workloads over two devices.
+
+    Returns
+    -------
+    dict of str to tuple
+        ``{label: (compiled fn, *args)}``.
     """
     import jax
     import jax.numpy as jnp
@@ -134,6 +144,13 @@ class OneThreadDevice:
     worker's own CPU and wall seconds of every call are kept in ``cpu_seconds`` and ``wall_seconds`` by label:
     :meth:`cores_busy` is their ratio, the cores the worker kept busy. ``partitions`` is the number of operations
     its compiled large-data steps cut into pieces (:func:`parallel_mcmc.measure.hlo.partitions`), read when it started.
+
+    Parameters
+    ----------
+    env : dict of str to str or None, optional
+        The environment variables of the worker (default: :data:`ONE_THREAD_ENV`).
+    timeout : float, optional
+        Seconds to wait for the worker's answer.
     """
 
     def __init__(self, env: dict[str, str] | None = None, timeout: float = 120.0) -> None:
@@ -170,7 +187,23 @@ class OneThreadDevice:
         return reply
 
     def call(self, label: str) -> Any:
-        """Run the workload ``label`` once in the worker; return its output (NumPy arrays)."""
+        """Run the workload ``label`` once in the worker; return its output (NumPy arrays).
+
+        Parameters
+        ----------
+        label : str
+            The workload's label (a key of :func:`workloads`).
+
+        Returns
+        -------
+        Any
+            Its output, as NumPy arrays.
+
+        Raises
+        ------
+        RuntimeError
+            If the worker is not started, stopped or failed.
+        """
         if self._proc is None:
             raise RuntimeError("start the worker first: `with OneThreadDevice() as device: ...`.")
         self._proc.stdin.write(label + "\n")
@@ -181,11 +214,38 @@ class OneThreadDevice:
         return {k: np.asarray(v) for k, v in reply["out"].items()}
 
     def caller(self, label: str) -> Callable[[], Any]:
-        """A function of no arguments that runs ``label`` in the worker (for a timing loop)."""
+        """A function of no arguments that runs ``label`` in the worker (for a timing loop).
+
+        Parameters
+        ----------
+        label : str
+            The workload's label.
+
+        Returns
+        -------
+        callable
+            A function of no arguments.
+        """
         return lambda: self.call(label)
 
     def cores_busy(self, label: str) -> float:
-        """The worker's CPU over wall seconds over every call of ``label`` so far."""
+        """The worker's CPU over wall seconds over every call of ``label`` so far.
+
+        Parameters
+        ----------
+        label : str
+            The workload's label.
+
+        Returns
+        -------
+        float
+            CPU over wall seconds.
+
+        Raises
+        ------
+        KeyError
+            If ``label`` was not called yet.
+        """
         if label not in self.wall_seconds:
             raise KeyError(f"no call of {label!r} yet.")
         return sum(self.cpu_seconds[label]) / sum(self.wall_seconds[label])

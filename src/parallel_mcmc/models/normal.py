@@ -46,7 +46,25 @@ def _observed(num: int, key: int):
 
 
 def observed(num: int = NUM_OBSERVATIONS, key: int = DATA_KEY):
-    """The observations: ``num`` draws of N(TRUE_LOC, TRUE_SCALE²) from ``jax.random.key(key)``."""
+    """The observations: ``num`` draws of N(TRUE_LOC, TRUE_SCALE²) from ``jax.random.key(key)``.
+
+    Parameters
+    ----------
+    num : int, optional
+        The number of observations (at least 2).
+    key : int, optional
+        The seed of the key.
+
+    Returns
+    -------
+    jax.Array
+        The observations, ``(num,)``.
+
+    Raises
+    ------
+    ValueError
+        If ``num`` is not a whole number >= 2, or ``key`` not one >= 0.
+    """
     whole_number("num", num, 2, of=" of observations")
     whole_number("key", key, 0, of=" (the seed of jax.random.key)")
     return _observed(num, key)
@@ -57,6 +75,23 @@ def make_logdensity(data: Any) -> Callable[[dict], Any]:
 
     Flat priors on ``loc`` and ``log_scale``; the likelihood is the sum of
     normal log-densities of the observations.
+
+    Parameters
+    ----------
+    data : array_like
+        The observations, 1-D (at least 2).
+
+    Returns
+    -------
+    callable
+        ``logdensity(position) -> scalar`` of a position ``{"loc", "log_scale"}``.
+
+    Raises
+    ------
+    ValueError
+        If ``data`` is not a 1-D array of at least 2 observations.
+    TypeError
+        If ``data`` is not of a floating type.
     """
     data = jnp.asarray(data)
     if data.ndim != 1 or data.shape[0] < 2:
@@ -75,12 +110,38 @@ def make_logdensity(data: Any) -> Callable[[dict], Any]:
 
 
 def logdensity(position: dict):
-    """Log-density of the model on the default observations, :func:`observed`."""
+    """Log-density of the model on the default observations, :func:`observed`.
+
+    Parameters
+    ----------
+    position : dict
+        ``{"loc", "log_scale"}``, scalars.
+
+    Returns
+    -------
+    jax.Array
+        The log-density, a scalar.
+    """
     return make_logdensity(observed())(position)
 
 
 def constant_positions(num_chains: int, loc: float = 1.0, log_scale: float = 1.0) -> dict:
-    """All chains start at the same point (the way the seed starts them)."""
+    """All chains start at the same point (the way the seed starts them).
+
+    Parameters
+    ----------
+    num_chains : int
+        The number of chains.
+    loc : float, optional
+        The start of ``loc``.
+    log_scale : float, optional
+        The start of ``log_scale``.
+
+    Returns
+    -------
+    dict
+        ``{"loc", "log_scale"}``, each ``(num_chains,)``.
+    """
     _check_chains(num_chains)
     return {
         "loc": np.full(num_chains, loc, dtype=np.float32),
@@ -93,6 +154,22 @@ def spread_positions(num_chains: int, seed: int = 1, loc_range=(0.0, 20.0), log_
 
     Spread-out starts are what gives R-hat its power, and what ChEES and MEADS
     need to adapt; the default box covers the posterior many times over.
+
+    Parameters
+    ----------
+    num_chains : int
+        The number of chains.
+    seed : int, optional
+        The seed of the key.
+    loc_range : tuple of float, optional
+        The range of ``loc``.
+    log_scale_range : tuple of float, optional
+        The range of ``log_scale``.
+
+    Returns
+    -------
+    dict
+        ``{"loc", "log_scale"}``, each ``(num_chains,)``.
     """
     _check_chains(num_chains)
     rng = np.random.default_rng(seed)

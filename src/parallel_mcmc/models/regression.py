@@ -36,7 +36,17 @@ __all__ = [
 
 
 class RegressionData(NamedTuple):
-    """Design matrix ``X`` (n, p), responses ``y`` (n,) and the coefficients that made them."""
+    """Design matrix ``X`` (n, p), responses ``y`` (n,) and the coefficients that made them.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        The design matrix, ``(n, p)``, its first column the intercept's.
+    y : numpy.ndarray
+        The responses, ``(n,)``.
+    beta_true : numpy.ndarray
+        The coefficients that made them, ``(p,)``.
+    """
 
     X: np.ndarray
     y: np.ndarray
@@ -62,7 +72,29 @@ def _design(rng: np.random.Generator, n: int, p: int) -> np.ndarray:
 
 
 def make_linear_data(n: int, p: int = 4, *, seed: int = 0, noise_sd: float = 1.0) -> RegressionData:
-    """``y = X beta + noise`` with an intercept column, ``beta`` drawn from N(0, 1), fixed seed."""
+    """``y = X beta + noise`` with an intercept column, ``beta`` drawn from N(0, 1), fixed seed.
+
+    Parameters
+    ----------
+    n : int
+        The number of rows.
+    p : int, optional
+        The number of coefficients, the intercept included.
+    seed : int, optional
+        The seed.
+    noise_sd : float, optional
+        The noise's standard deviation (positive).
+
+    Returns
+    -------
+    parallel_mcmc.models.regression.RegressionData
+        ``X``, ``y`` and ``beta_true``.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` or ``p`` is not a whole number >= 1, or ``noise_sd`` is not a positive number.
+    """
     _check_sizes(n, p)
     real_number("noise_sd", noise_sd, above=0)
     rng = np.random.default_rng(seed)
@@ -73,7 +105,29 @@ def make_linear_data(n: int, p: int = 4, *, seed: int = 0, noise_sd: float = 1.0
 
 
 def make_logistic_data(n: int, p: int = 3, *, seed: int = 0, beta: np.ndarray | None = None) -> RegressionData:
-    """0/1 responses with ``P(y = 1) = sigmoid(X beta)``, an intercept column, fixed seed."""
+    """0/1 responses with ``P(y = 1) = sigmoid(X beta)``, an intercept column, fixed seed.
+
+    Parameters
+    ----------
+    n : int
+        The number of rows.
+    p : int, optional
+        The number of coefficients, the intercept included.
+    seed : int, optional
+        The seed.
+    beta : numpy.ndarray or None, optional
+        The coefficients, ``(p,)`` (default: drawn from N(0, 1)).
+
+    Returns
+    -------
+    parallel_mcmc.models.regression.RegressionData
+        ``X``, ``y`` and ``beta_true``.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` or ``p`` is not a whole number >= 1, or ``beta`` does not have shape ``(p,)``.
+    """
     _check_sizes(n, p)
     rng = np.random.default_rng(seed)
     beta = rng.standard_normal(p) if beta is None else np.asarray(beta, dtype=float)
@@ -85,7 +139,26 @@ def make_logistic_data(n: int, p: int = 3, *, seed: int = 0, beta: np.ndarray | 
 
 
 def linear_model(X, y=None, *, prior_sd: float = 1.0, noise_sd: float = 1.0, prior_power: float = 1.0):
-    """NumPyro model: ``beta ~ N(0, prior_sd^2 I)`` raised to ``prior_power``, ``y ~ N(X beta, noise_sd^2)``."""
+    """NumPyro model: ``beta ~ N(0, prior_sd^2 I)`` raised to ``prior_power``, ``y ~ N(X beta, noise_sd^2)``.
+
+    Parameters
+    ----------
+    X : array_like
+        The design matrix, ``(n, p)``.
+    y : array_like or None, optional
+        The responses, ``(n,)``; ``None`` to predict.
+    prior_sd : float, optional
+        The prior's standard deviation.
+    noise_sd : float, optional
+        The noise's standard deviation.
+    prior_power : float, optional
+        The power the prior is raised to (``1 / S`` for a shard of ``S``).
+
+    Returns
+    -------
+    None
+        A NumPyro model records its sites; it returns nothing.
+    """
     import numpyro
     import numpyro.distributions as dist
 
@@ -97,7 +170,24 @@ def linear_model(X, y=None, *, prior_sd: float = 1.0, noise_sd: float = 1.0, pri
 
 
 def logistic_model(X, y=None, *, prior_sd: float = 2.5, prior_power: float = 1.0):
-    """NumPyro model: ``beta ~ N(0, prior_sd^2 I)`` raised to ``prior_power``, ``y ~ Bernoulli(sigmoid(X beta))``."""
+    """NumPyro model: ``beta ~ N(0, prior_sd^2 I)`` raised to ``prior_power``, ``y ~ Bernoulli(sigmoid(X beta))``.
+
+    Parameters
+    ----------
+    X : array_like
+        The design matrix, ``(n, p)``.
+    y : array_like or None, optional
+        The 0/1 responses, ``(n,)``; ``None`` to predict.
+    prior_sd : float, optional
+        The prior's standard deviation.
+    prior_power : float, optional
+        The power the prior is raised to (``1 / S`` for a shard of ``S``).
+
+    Returns
+    -------
+    None
+        A NumPyro model records its sites; it returns nothing.
+    """
     import numpyro
     import numpyro.distributions as dist
 
@@ -110,15 +200,55 @@ def logistic_model(X, y=None, *, prior_sd: float = 2.5, prior_power: float = 1.0
 
 def logistic_log_likelihood(beta: jax.Array, X: jax.Array, y: jax.Array) -> jax.Array:
     """``sum_i (y_i z_i - log(1 + exp(z_i)))`` with ``z = X @ beta``: the log-likelihood of
-    :func:`logistic_model`, a sum over the rows of ``X`` and ``y``."""
+    :func:`logistic_model`, a sum over the rows of ``X`` and ``y``.
+
+    Parameters
+    ----------
+    beta : jax.Array
+        The coefficients, ``(p,)``.
+    X : jax.Array
+        The design matrix, ``(n, p)``.
+    y : jax.Array
+        The 0/1 responses, ``(n,)``.
+
+    Returns
+    -------
+    jax.Array
+        The log-likelihood, a scalar.
+    """
     z = X @ beta
     return jnp.sum(y * z - jax.nn.softplus(z))
 
 
 def linear_posterior(X, y, *, prior_sd: float = 1.0, noise_sd: float = 1.0, prior_power: float = 1.0):
-    """Exact posterior of :func:`linear_model`: returns ``(mean, covariance)`` of ``beta``.
+    """Exact posterior of :func:`linear_model`.
 
     The prior N(0, prior_sd^2 I) raised to ``prior_power`` is N(0, prior_sd^2 / prior_power I).
+
+    Parameters
+    ----------
+    X : array_like
+        The design matrix, ``(n, p)``.
+    y : array_like
+        The responses, ``(n,)``.
+    prior_sd : float, optional
+        The prior's standard deviation.
+    noise_sd : float, optional
+        The noise's standard deviation.
+    prior_power : float, optional
+        The power the prior is raised to.
+
+    Returns
+    -------
+    mean : numpy.ndarray
+        The posterior mean of ``beta``, ``(p,)``.
+    covariance : numpy.ndarray
+        Its covariance, ``(p, p)``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not ``(n, p)`` and ``y`` ``(n,)``.
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)

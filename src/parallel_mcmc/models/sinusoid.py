@@ -58,7 +58,27 @@ PRIOR_HIGH = np.array([10.0, 2.0, np.pi, 5.0])
 
 
 def make_data(num_points: int = NUM_POINTS, seed: int = DATA_SEED) -> tuple[np.ndarray, np.ndarray]:
-    """Draw the times ``t`` and observations ``y`` (float64 arrays) from a fixed seed."""
+    """Draw the times ``t`` and observations ``y`` (float64 arrays) from a fixed seed.
+
+    Parameters
+    ----------
+    num_points : int, optional
+        The number of points.
+    seed : int, optional
+        The seed.
+
+    Returns
+    -------
+    t : numpy.ndarray
+        The times, ``(num_points,)``.
+    y : numpy.ndarray
+        The observations, ``(num_points,)``.
+
+    Raises
+    ------
+    ValueError
+        If ``num_points`` is not a whole number >= 2.
+    """
     whole_number("num_points", num_points, 2)
     rng = np.random.default_rng(seed)
     t = np.sort(rng.uniform(0.0, DURATION, size=int(num_points)))
@@ -70,7 +90,15 @@ def make_data(num_points: int = NUM_POINTS, seed: int = DATA_SEED) -> tuple[np.n
 
 @lru_cache(maxsize=1)
 def data() -> tuple[np.ndarray, np.ndarray]:
-    """The book's data set (``NUM_POINTS`` points), made once per process and cached."""
+    """The book's data set (``NUM_POINTS`` points), made once per process and cached.
+
+    Returns
+    -------
+    t : numpy.ndarray
+        The times.
+    y : numpy.ndarray
+        The observations.
+    """
     t, y = make_data()
     t.setflags(write=False)
     y.setflags(write=False)
@@ -91,6 +119,16 @@ def log_prob(theta: Any) -> float:
 
     ``-inf`` outside the prior box; otherwise the Gaussian log-likelihood of
     the cached data, without its constant term.
+
+    Parameters
+    ----------
+    theta : array_like
+        One walker's parameters, ``(4,)``.
+
+    Returns
+    -------
+    float
+        The log-posterior.
     """
     theta = _check_theta(theta)
     if np.any(theta <= PRIOR_LOW) or np.any(theta >= PRIOR_HIGH):
@@ -108,6 +146,24 @@ def make_log_prob_batch(t: Any = None, y: Any = None) -> Callable[[np.ndarray], 
     the result is converted to a NumPy array, which is what emcee's
     ``vectorize=True`` expects. The data default to :func:`data`. The arithmetic
     runs in JAX's default float type: float64 only if ``jax_enable_x64`` is on.
+
+    Parameters
+    ----------
+    t : array_like or None, optional
+        The times, 1-D.
+    y : array_like or None, optional
+        The observations, 1-D, as long as ``t``.
+
+    Returns
+    -------
+    callable
+        ``log_prob_batch(thetas) -> log_probs``, ``(n, 4)`` in, ``(n,)`` out.
+
+    Raises
+    ------
+    ValueError
+        If only one of ``t`` and ``y`` is given, or they are not 1-D of equal length (and, at a call, if
+        ``thetas`` is not ``(n, 4)``).
     """
     # JAX is imported here, not at the top: pool workers import this module to
     # unpickle log_prob, and importing JAX would add about 0.6 s to each worker's start.
@@ -147,6 +203,25 @@ def initial_walkers(num_walkers: int, seed: int = 0, scale: float = 1e-3) -> np.
     The frequency's posterior is sharp and has many far-away local modes, so
     ensemble samplers are started near the optimum (as one would start them
     near a least-squares fit in practice).
+
+    Parameters
+    ----------
+    num_walkers : int
+        The number of walkers (at least 8).
+    seed : int, optional
+        The seed.
+    scale : float, optional
+        The standard deviation of the ball.
+
+    Returns
+    -------
+    numpy.ndarray
+        The starting points, ``(num_walkers, 4)``.
+
+    Raises
+    ------
+    ValueError
+        If ``num_walkers`` is not a whole number >= 8 (twice the dimension).
     """
     whole_number("num_walkers", num_walkers, 8, of=" (twice the dimension at least)")
     rng = np.random.default_rng(seed)

@@ -21,7 +21,18 @@ Params = list[tuple[np.ndarray, np.ndarray]]
 
 
 def target_curve(x: np.ndarray) -> np.ndarray:
-    """The noise-free curve the network learns: ``sin(6 x) - x**2 / 2``."""
+    """The noise-free curve the network learns: ``sin(6 x) - x**2 / 2``.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The inputs.
+
+    Returns
+    -------
+    numpy.ndarray
+        The curve at ``x``, of ``x``'s shape.
+    """
     x = np.asarray(x)
     return np.sin(6.0 * x) - 0.5 * x**2
 
@@ -31,8 +42,32 @@ def make_regression_data(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``n`` points ``x ~ U(low, high)`` and ``y = target_curve(x) + noise * N(0, 1)``.
 
-    Returns float32 arrays of shape ``(n, 1)`` each (NumPy, so the chapter
-    decides where they are placed).
+    NumPy arrays, so the chapter decides where they are placed.
+
+    Parameters
+    ----------
+    n : int
+        The number of points.
+    seed : int, optional
+        The seed.
+    noise : float, optional
+        The noise's standard deviation.
+    low : float, optional
+        The lower end of ``x``'s range.
+    high : float, optional
+        The upper end of ``x``'s range (larger than ``low``).
+
+    Returns
+    -------
+    x : numpy.ndarray
+        float32, ``(n, 1)``.
+    y : numpy.ndarray
+        float32, ``(n, 1)``.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range, or ``high`` is not larger than ``low``.
     """
     whole_number("n", n, 1, of=" of data points")
     real_number("noise", noise, least=0, of=" (a standard deviation)")
@@ -49,6 +84,23 @@ def init_mlp_params(sizes: Sequence[int], seed: int = 0) -> Params:
 
     Weights are drawn from ``N(0, 1 / fan_in)`` (so the tanh units start in
     their sensitive range), biases from ``N(0, 0.1**2)``; float32 NumPy arrays.
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        The layer widths, the input's first and the output's last.
+    seed : int, optional
+        The seed.
+
+    Returns
+    -------
+    list of tuple of numpy.ndarray
+        ``[(W, b), ...]``, one pair a layer.
+
+    Raises
+    ------
+    ValueError
+        If ``sizes`` has fewer than two widths, or one is not a whole number >= 1.
     """
     sizes = list(sizes)
     if len(sizes) < 2:

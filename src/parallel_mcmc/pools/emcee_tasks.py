@@ -50,12 +50,38 @@ UNEVEN_COST = 1e-3
 
 
 def initial_walkers(num_walkers: int = NUM_WALKERS, ndim: int = NUM_DIM, seed: int = 42) -> np.ndarray:
-    """The walkers' starting points, from a fixed seed."""
+    """The walkers' starting points, from a fixed seed.
+
+    Parameters
+    ----------
+    num_walkers : int, optional
+        The number of walkers.
+    ndim : int, optional
+        The dimension.
+    seed : int, optional
+        The seed.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(num_walkers, ndim)``.
+    """
     return np.random.default_rng(seed).normal(size=(num_walkers, ndim))
 
 
 def random_state(seed: int = 7) -> tuple:
-    """emcee's random state (a legacy ``RandomState`` state), as ``emcee.State(..., random_state=...)`` takes it."""
+    """emcee's random state (a legacy ``RandomState`` state), as ``emcee.State(..., random_state=...)`` takes it.
+
+    Parameters
+    ----------
+    seed : int, optional
+        The seed.
+
+    Returns
+    -------
+    tuple
+        The state of a ``numpy.random.RandomState``.
+    """
     return np.random.RandomState(seed).get_state()
 
 
@@ -66,6 +92,18 @@ def task_function(cost: float = DEFAULT_COST, data: np.ndarray | None = None) ->
     with ``data`` it wraps :func:`~parallel_mcmc.pools.log_prob_with_data`
     and the data go into the wrapper's ``args``, as
     ``EnsembleSampler(..., args=(data,))`` puts them.
+
+    Parameters
+    ----------
+    cost : float, optional
+        CPU seconds each evaluation burns.
+    data : numpy.ndarray or None, optional
+        Data passed with every task.
+
+    Returns
+    -------
+    emcee.ensemble._FunctionWrapper
+        emcee's wrapper of the log-probability.
     """
     if data is None:
         return _FunctionWrapper(busy_log_prob, (), {"cost": cost})
@@ -73,7 +111,18 @@ def task_function(cost: float = DEFAULT_COST, data: np.ndarray | None = None) ->
 
 
 def data_for(num_bytes: int) -> np.ndarray:
-    """A fixed data array of about ``num_bytes`` bytes (float64, ``NUM_DIM`` columns) for :func:`task_function`."""
+    """A fixed data array of about ``num_bytes`` bytes (float64, ``NUM_DIM`` columns) for :func:`task_function`.
+
+    Parameters
+    ----------
+    num_bytes : int
+        About how many bytes.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, ``(rows, NUM_DIM)``.
+    """
     rows = max(int(num_bytes) // (8 * NUM_DIM), 1)
     return np.random.default_rng(1).normal(size=(rows, NUM_DIM))
 
@@ -85,6 +134,18 @@ def uneven_costs(tasks: int, cost: float = UNEVEN_COST) -> list[float]:
     out one at a time to whichever worker is idle shares the expensive ones;
     a pool that cuts the round into fixed contiguous chunks gives them all to
     one rank.
+
+    Parameters
+    ----------
+    tasks : int
+        The tasks of the round.
+    cost : float, optional
+        Seconds of each expensive task.
+
+    Returns
+    -------
+    list of float
+        Each task's cost.
     """
     return [cost] * (tasks // 2) + [0.0] * (tasks - tasks // 2)
 
@@ -94,6 +155,18 @@ def rank_cpu_time(pause: float) -> tuple[int, float]:
 
     Mapped over one task per evaluating rank, it reads every rank's CPU
     clock; the pause keeps a rank busy so that the next task goes to another.
+
+    Parameters
+    ----------
+    pause : float
+        Seconds to sleep.
+
+    Returns
+    -------
+    rank : int
+        This process's MPI rank.
+    cpu_seconds : float
+        The CPU seconds it has used.
     """
     from mpi4py import MPI
 
@@ -102,7 +175,23 @@ def rank_cpu_time(pause: float) -> tuple[int, float]:
 
 
 def cpu_by_rank(pool: Any) -> dict[int, float]:
-    """The CPU clock of every rank that evaluates tasks, by rank (one :func:`rank_cpu_time` task each)."""
+    """The CPU clock of every rank that evaluates tasks, by rank (one :func:`rank_cpu_time` task each).
+
+    Parameters
+    ----------
+    pool : Any
+        An MPI pool with ``map`` and ``size``.
+
+    Returns
+    -------
+    dict of int to float
+        CPU seconds by rank.
+
+    Raises
+    ------
+    RuntimeError
+        If the tasks did not reach every evaluating rank.
+    """
     clocks = dict(pool.map(rank_cpu_time, [0.05] * pool.size))
     if len(clocks) != pool.size:
         raise RuntimeError(f"Expected one CPU clock from each of {pool.size} ranks, got ranks {sorted(clocks)}.")
@@ -110,7 +199,22 @@ def cpu_by_rank(pool: Any) -> dict[int, float]:
 
 
 def run_sampler(pool, steps: int, cost: float = DEFAULT_COST) -> emcee.EnsembleSampler:
-    """Run the busy-wait sampler for ``steps`` steps with ``pool`` (``None``: serially)."""
+    """Run the busy-wait sampler for ``steps`` steps with ``pool`` (``None``: serially).
+
+    Parameters
+    ----------
+    pool : Any
+        The pool, or ``None`` to run serially.
+    steps : int
+        The sampler's steps.
+    cost : float, optional
+        CPU seconds each evaluation burns.
+
+    Returns
+    -------
+    emcee.EnsembleSampler
+        The sampler after the run.
+    """
     start = initial_walkers()
     sampler = emcee.EnsembleSampler(start.shape[0], start.shape[1], busy_log_prob, pool=pool, kwargs={"cost": cost})
     sampler.run_mcmc(emcee.State(start, random_state=random_state()), steps)
@@ -118,5 +222,18 @@ def run_sampler(pool, steps: int, cost: float = DEFAULT_COST) -> emcee.EnsembleS
 
 
 def run_serial(steps: int, cost: float = DEFAULT_COST) -> emcee.EnsembleSampler:
-    """The same run in this process, without a pool: the reference chain."""
+    """The same run in this process, without a pool: the reference chain.
+
+    Parameters
+    ----------
+    steps : int
+        The sampler's steps.
+    cost : float, optional
+        CPU seconds each evaluation burns.
+
+    Returns
+    -------
+    emcee.EnsembleSampler
+        The sampler after the run.
+    """
     return run_sampler(None, steps, cost)

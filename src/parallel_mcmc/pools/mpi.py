@@ -61,6 +61,11 @@ class MPIPoolClosingOnce(MPIPool):
     does no likelihood work; ranks 1..k are the workers (they wait inside the
     constructor and leave with ``sys.exit(0)`` when stopped). ``size`` is the
     number of workers, ``k``.
+
+    Attributes
+    ----------
+    size : int
+        The number of workers, ``k``.
     """
 
     def close(self) -> None:
@@ -94,6 +99,23 @@ def contiguous_chunks(items: Sequence[Any], parts: int) -> list[Sequence[Any]]:
 
     The longer chunks come first; with fewer items than parts the last chunks
     are empty. Joining the chunks in order gives ``items`` back.
+
+    Parameters
+    ----------
+    items : sequence
+        The items.
+    parts : int
+        The number of chunks (at least 1).
+
+    Returns
+    -------
+    list of sequence
+        The chunks, in order.
+
+    Raises
+    ------
+    ValueError
+        If ``parts`` is not a whole number >= 1.
     """
     whole_number("parts", parts, 1)
     size, extra = divmod(len(items), parts)
@@ -107,9 +129,24 @@ def wait_for_message(comm: Any, source: int, tag: int, sleep: float = IDLE_SLEEP
     MPICH's blocking receive polls the network in a loop and keeps a core
     busy for as long as it waits. This asks MPI whether a message has arrived
     (``Iprobe``) and, while none has, sleeps ``sleep`` seconds between two
-    asks, so the core goes to a rank that has work. Returns the probe's
-    ``MPI.Status`` (its ``tag`` says which kind of message came); the message
-    itself is still to be received.
+    asks, so the core goes to a rank that has work.
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+        The communicator.
+    source : int
+        The rank to wait for.
+    tag : int
+        The tag to wait for.
+    sleep : float, optional
+        Seconds between two asks.
+
+    Returns
+    -------
+    mpi4py.MPI.Status
+        The probe's status (its ``tag`` says which kind of message came); the message itself is still to be
+        received.
     """
     status = _mpi().Status()
     while not comm.Iprobe(source=source, tag=tag, status=status):
@@ -118,7 +155,20 @@ def wait_for_message(comm: Any, source: int, tag: int, sleep: float = IDLE_SLEEP
 
 
 def evaluate_chunk(func: Callable[[Any], Any], chunk: Iterable[Any]) -> tuple[bool, Any]:
-    """``(True, [func(x) for x in chunk])``, or ``(False, traceback)`` if ``func`` raised: what a worker sends back."""
+    """``(True, [func(x) for x in chunk])``, or ``(False, traceback)`` if ``func`` raised: what a worker sends back.
+
+    Parameters
+    ----------
+    func : callable
+        The task function.
+    chunk : iterable
+        The tasks.
+
+    Returns
+    -------
+    tuple of (bool, Any)
+        Whether every task succeeded, and the results or the traceback.
+    """
     try:
         return True, [func(task) for task in chunk]
     except Exception:
@@ -147,6 +197,13 @@ class SharingMPIPool(BasePool):
     ``wait_seconds`` and ``wait_cpu`` add up the wall-clock and CPU seconds
     the master spent waiting for the other ranks' answers: their ratio is the
     cores its waiting kept busy.
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm or None, optional
+        The communicator (default: ``MPI.COMM_WORLD``).
+    idle_sleep : float, optional
+        Seconds a waiting rank sleeps between looks at its mailbox.
     """
 
     def __init__(self, comm: Any = None, idle_sleep: float = IDLE_SLEEP):
@@ -187,7 +244,27 @@ class SharingMPIPool(BasePool):
             self.comm.send(evaluate_chunk(func, chunk), dest=self.master, tag=_ANSWER)
 
     def map(self, func: Callable[[Any], Any], iterable: Iterable[Any]) -> list[Any]:
-        """``[func(x) for x in iterable]``, evaluated in one chunk per rank; the results in the order of the tasks."""
+        """``[func(x) for x in iterable]``, evaluated in one chunk per rank; the results in the order of the tasks.
+
+        Parameters
+        ----------
+        func : callable
+            The task function.
+        iterable : iterable
+            The tasks.
+
+        Returns
+        -------
+        list
+            The results, in the order of the tasks.
+
+        Raises
+        ------
+        RuntimeError
+            If called on a worker, or after the pool is closed.
+        MPIWorkerError
+            If a task raised on another rank.
+        """
         if not self.is_master():
             raise RuntimeError(f"map() runs on the master (rank 0) only; this is rank {self.rank}.")
         if not self._open:
@@ -237,6 +314,11 @@ class FuturesPool:
     last, up to ``backoff`` seconds (mpi4py's default: 1 ms). ``size`` is the
     number of workers, ``k``. Use it as a context manager, or call
     :meth:`close`, which shuts the executor down once.
+
+    Parameters
+    ----------
+    backoff : float or None, optional
+        The longest sleep of a waiting rank, in seconds (default: mpi4py's, 1 ms).
     """
 
     def __init__(self, backoff: float | None = None):
@@ -252,10 +334,30 @@ class FuturesPool:
             )
 
     def is_master(self) -> bool:
+        """Whether this is the master: always, since only rank 0 runs the program under ``python -m mpi4py.futures``.
+
+        Returns
+        -------
+        bool
+            Always True: only rank 0 runs the program.
+        """
         return True  # only rank 0 runs the program under `python -m mpi4py.futures`
 
     def map(self, func: Callable[[Any], Any], iterable: Iterable[Any]) -> list[Any]:
-        """``[func(x) for x in iterable]``, one task per message, the results in the order of the tasks."""
+        """``[func(x) for x in iterable]``, one task per message, the results in the order of the tasks.
+
+        Parameters
+        ----------
+        func : callable
+            The task function.
+        iterable : iterable
+            The tasks.
+
+        Returns
+        -------
+        list
+            The results, in the order of the tasks.
+        """
         return list(self.executor.map(func, iterable))
 
     def close(self) -> None:
@@ -278,7 +380,17 @@ def find_mpiexec() -> str:
 
     Looks next to ``sys.executable`` first (``pip install mpi4py mpich``
     puts MPICH's ``mpiexec`` in the virtual environment's ``bin``), then on
-    ``PATH``. Raises :class:`MPIExecNotFound` saying what to install otherwise.
+    ``PATH``.
+
+    Returns
+    -------
+    str
+        The path.
+
+    Raises
+    ------
+    MPIExecNotFound
+        Saying what to install, if there is none.
     """
     here = Path(sys.executable).parent / "mpiexec"
     if here.is_file() and os.access(here, os.X_OK):

@@ -32,7 +32,17 @@ class ProcessGroupError(RuntimeError):
 
 @dataclass(frozen=True)
 class GroupRun:
-    """What a group of processes printed, and how long the whole group took (seconds)."""
+    """What a group of processes printed, and how long the whole group took (seconds).
+
+    Parameters
+    ----------
+    outputs : tuple of str
+        Each process's combined output (for ``mpiexec``, one output holding all ranks' lines).
+    seconds : float
+        How long the whole group took.
+    launcher : str
+        ``"mpiexec"`` or ``"subprocess"``.
+    """
 
     outputs: tuple[str, ...]
     seconds: float
@@ -40,7 +50,13 @@ class GroupRun:
 
 
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free right now (for the coordinator of a local group)."""
+    """A TCP port on 127.0.0.1 that is free right now (for the coordinator of a local group).
+
+    Returns
+    -------
+    int
+        The port.
+    """
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -119,10 +135,37 @@ def run_processes(
     ``--coordinator 127.0.0.1:PORT --num-processes N --process-id I`` to each
     one's arguments, for ``jax.distributed.initialize(coordinator, N, I)``.
 
-    Returns a :class:`GroupRun` with each process's combined output (for
-    ``mpiexec``, one output holding all ranks' lines). Raises
-    :class:`ProcessGroupError` with every process's output if one fails or the
-    group runs past ``timeout`` seconds.
+    Parameters
+    ----------
+    script : str or pathlib.Path or None, optional
+        The script to run.
+    num_processes : int, optional
+        The number of processes.
+    module : str or None, optional
+        A module to run instead of a script.
+    launcher : str, optional
+        ``"mpiexec"`` or ``"subprocess"``.
+    args : sequence of str, optional
+        The arguments of each process.
+    timeout : float, optional
+        Seconds the group may run.
+    env : dict of str to str or None, optional
+        Environment variables to set in the processes.
+
+    Returns
+    -------
+    parallel_mcmc.pools.GroupRun
+        Each process's combined output (for ``mpiexec``, one output holding all ranks' lines), and the time.
+
+    Raises
+    ------
+    ValueError
+        If neither or both of ``script`` and ``module`` are given, ``module`` is not a dotted module name, or
+        ``launcher`` is unknown.
+    FileNotFoundError
+        If ``script`` does not exist.
+    ProcessGroupError
+        With every process's output, if one fails or the group runs past ``timeout`` seconds.
     """
     script = None if script is None else Path(script)
     _check_args(script, module, num_processes, timeout)

@@ -77,6 +77,16 @@ def burn_cpu(seconds: float) -> None:
 
     CPU time, not wall-clock time: when more processes spin than there are
     cores, each one takes longer, exactly as real computation would.
+
+    Parameters
+    ----------
+    seconds : float
+        CPU seconds to burn (non-negative).
+
+    Raises
+    ------
+    ValueError
+        If ``seconds`` is not a non-negative number.
     """
     real_number("seconds", seconds, least=0)
     end = time.process_time() + seconds
@@ -90,7 +100,20 @@ def _standard_normal(theta: Any, centre: Any = 0.0) -> float:
 
 
 def busy_log_prob(theta: Any, cost: float = DEFAULT_COST) -> float:
-    """Log-density of a standard normal, after burning ``cost`` s of CPU."""
+    """Log-density of a standard normal, after burning ``cost`` s of CPU.
+
+    Parameters
+    ----------
+    theta : array_like
+        One walker's position.
+    cost : float, optional
+        CPU seconds to burn first.
+
+    Returns
+    -------
+    float
+        The log-density.
+    """
     burn_cpu(cost)
     return _standard_normal(theta)
 
@@ -107,6 +130,20 @@ def log_prob_with_data(theta: Any, data: np.ndarray, cost: float = DEFAULT_COST)
 
     Given to emcee as ``EnsembleSampler(..., log_prob_with_data, args=(data,))``:
     with a pool, the data are pickled and sent along with every task.
+
+    Parameters
+    ----------
+    theta : array_like
+        One walker's position.
+    data : numpy.ndarray
+        The data.
+    cost : float, optional
+        CPU seconds to burn first.
+
+    Returns
+    -------
+    float
+        The log-density.
     """
     burn_cpu(cost)
     theta = np.asarray(theta, dtype=float)
@@ -119,6 +156,11 @@ def set_worker_data(data: np.ndarray) -> None:
     Use ``Pool(initializer=set_worker_data, initargs=(data,))``: the data are
     sent once to each worker when it starts (a copy per worker), never again.
     Calling it in the main process prepares a serial run the same way.
+
+    Parameters
+    ----------
+    data : numpy.ndarray
+        The data.
     """
     global _DATA
     _DATA = np.asarray(data)
@@ -132,6 +174,20 @@ def attach_shared_data(name: str, shape: tuple[int, ...], dtype: str) -> None:
     Only these few bytes travel to the worker; the array itself is not copied.
     The main process owns the block: it must ``close()`` and ``unlink()`` it
     after the pool has finished.
+
+    Parameters
+    ----------
+    name : str
+        The shared-memory block's name.
+    shape : tuple of int
+        The array's shape.
+    dtype : str
+        The array's dtype.
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a string.
     """
     global _DATA, _SHM
     if not isinstance(name, str) or not name:
@@ -141,7 +197,18 @@ def attach_shared_data(name: str, shape: tuple[int, ...], dtype: str) -> None:
 
 
 def worker_data() -> np.ndarray:
-    """The data this process's initializer stored; a clear error if none did."""
+    """The data this process's initializer stored; a clear error if none did.
+
+    Returns
+    -------
+    numpy.ndarray
+        The data.
+
+    Raises
+    ------
+    RuntimeError
+        If no initializer stored any.
+    """
     if _DATA is None:
         raise RuntimeError(
             f"No data in this process (pid {os.getpid()}): start the pool with "
@@ -152,14 +219,35 @@ def worker_data() -> np.ndarray:
 
 
 def log_prob_worker_data(theta: Any, cost: float = DEFAULT_COST) -> float:
-    """Like :func:`log_prob_with_data`, but reads the data its worker already holds."""
+    """Like :func:`log_prob_with_data`, but reads the data its worker already holds.
+
+    Parameters
+    ----------
+    theta : array_like
+        One walker's position.
+    cost : float, optional
+        CPU seconds to burn first.
+
+    Returns
+    -------
+    float
+        The log-density.
+    """
     burn_cpu(cost)
     theta = np.asarray(theta, dtype=float)
     return _standard_normal(theta, _centre(worker_data(), theta.size))
 
 
 class CPUTimes(NamedTuple):
-    """CPU seconds spent in user code and in the operating system (page faults, pipes, ...)."""
+    """CPU seconds spent in user code and in the operating system (page faults, pipes, ...).
+
+    Parameters
+    ----------
+    user : float
+        CPU seconds in user code.
+    system : float
+        CPU seconds in the operating system.
+    """
 
     user: float
     system: float
@@ -180,6 +268,11 @@ def children_cpu_times() -> CPUTimes:
     ``system`` part the time the operating system worked for them. A child
     that exits in between takes its seconds with it, so keep the pool open
     while measuring.
+
+    Returns
+    -------
+    parallel_mcmc.pools.CPUTimes
+        The children's user and system seconds.
     """
     user = system = 0.0
     for child in psutil.Process().children(recursive=True):
@@ -192,13 +285,33 @@ def children_cpu_times() -> CPUTimes:
 
 
 class CountingPool:
-    """Hands emcee's ``map`` calls on to ``pool`` and counts the tasks of each in ``tasks_per_map``."""
+    """Hands emcee's ``map`` calls on to ``pool`` and counts the tasks of each in ``tasks_per_map``.
+
+    Parameters
+    ----------
+    pool : Any
+        The pool that does the work.
+    """
 
     def __init__(self, pool: Any):
         self.pool = pool
         self.tasks_per_map: list[int] = []
 
     def map(self, func: Callable[[Any], Any], iterable: Iterable[Any]) -> list[Any]:
+        """Hand ``func`` and the tasks on to the pool's ``map``, after counting them in ``tasks_per_map``.
+
+        Parameters
+        ----------
+        func : callable
+            The task function.
+        iterable : iterable
+            The tasks.
+
+        Returns
+        -------
+        list
+            The pool's results.
+        """
         tasks = list(iterable)
         self.tasks_per_map.append(len(tasks))
         return list(self.pool.map(func, tasks))
@@ -213,6 +326,27 @@ def call_with_faults(fn: Callable[..., Any], *args: Any) -> tuple[Any, int, floa
     filled with zeros by the kernel. In a pool, map
     ``functools.partial(call_with_faults, fn)`` over the tasks: the counts
     are the workers' own.
+
+    Parameters
+    ----------
+    fn : callable
+        The function.
+    *args : Any
+        Its arguments.
+
+    Returns
+    -------
+    result : Any
+        ``fn(*args)``.
+    minor_faults : int
+        The minor page faults of the call.
+    seconds : float
+        The call's wall-clock seconds.
+
+    Raises
+    ------
+    TypeError
+        If ``fn`` is not callable.
     """
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}.")
@@ -237,9 +371,23 @@ def keep_freed_memory(nbytes: int = 64 << 20) -> bool:
     ``nbytes`` (``mallopt``) keeps them in the process, to be reused without a
     fault. The same can be had with the environment variables
     ``MALLOC_TRIM_THRESHOLD_`` and ``MALLOC_MMAP_THRESHOLD_`` set before the
-    process starts. Returns True when the allocator took the setting, False
-    where there is no glibc (macOS, Windows, musl): there it does nothing.
-    Use ``Pool(initializer=keep_freed_memory)``.
+    process starts. Use ``Pool(initializer=keep_freed_memory)``.
+
+    Parameters
+    ----------
+    nbytes : int, optional
+        The thresholds, in bytes.
+
+    Returns
+    -------
+    bool
+        True when the allocator took the setting, False
+        where there is no glibc (macOS, Windows, musl): there it does nothing.
+
+    Raises
+    ------
+    ValueError
+        If ``nbytes`` is not a whole number >= 1 below 2 GiB.
     """
 
     nbytes = whole_number("nbytes", nbytes, 1)
@@ -260,6 +408,24 @@ def sinusoid_log_prob_points(theta: Any, num_points: int) -> float:
     The same arithmetic in float64 on a prefix of the data (a view, no copy):
     the cost of a call grows with ``num_points``, for sweeps of the data size.
     With ``num_points = NUM_POINTS`` it is ``sinusoid.log_prob`` itself.
+
+    Parameters
+    ----------
+    theta : array_like
+        One walker's position.
+    num_points : int
+        How many of the data's points to use.
+
+    Returns
+    -------
+    float
+        The log-posterior.
+
+    Raises
+    ------
+    ValueError
+        If ``num_points`` is not a whole number between 1 and ``NUM_POINTS``, or ``theta`` does not hold 4
+        parameters.
     """
     from parallel_mcmc.models import sinusoid
 

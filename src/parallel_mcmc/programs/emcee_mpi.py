@@ -93,6 +93,13 @@ def _maps(pool: Any, func: Callable[[Any], Any], tasks: list, times: int) -> Non
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    """Run the program from its command line (``OUT.npz``, ``--pool``, ``--steps``, ...); rank 0 writes the results.
+
+    Parameters
+    ----------
+    argv : sequence of str or None, optional
+        The command-line arguments (default: ``sys.argv[1:]``).
+    """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", help="where rank 0 writes its results (.npz)")
     parser.add_argument("--pool", choices=sorted(POOLS), default="schwimmbad", help="which MPI pool (default: schwimmbad)")

@@ -50,10 +50,31 @@ def run(pool: Any, num_walkers: int = NUM_WALKERS, num_steps: int = NUM_STEPS,
         backend: emcee.backends.Backend | None = None) -> emcee.EnsembleSampler:
     """emcee on the sinusoid for ``num_steps`` steps with ``pool`` (``None``: in this process), from fixed starts.
 
-    ``backend``: where the chain is kept, for example ``emcee.backends.HDFBackend(path)``, which writes every
-    step to an HDF5 file. A file that already holds steps of this run (a job stopped at its time limit) is
+    A file that already holds steps of this run (a job stopped at its time limit) is
     resumed from its last step, random state included, up to ``num_steps`` in all: the chain ends exactly as
     the uninterrupted run's.
+
+    Parameters
+    ----------
+    pool : Any
+        The pool, or ``None``.
+    num_walkers : int, optional
+        The number of walkers.
+    num_steps : int, optional
+        The steps in all, those already in ``backend`` included.
+    backend : emcee.backends.Backend or None, optional
+        Where the chain is kept, for example ``emcee.backends.HDFBackend(path)``, which writes every
+        step to an HDF5 file.
+
+    Returns
+    -------
+    emcee.EnsembleSampler
+        The sampler after the run.
+
+    Raises
+    ------
+    ValueError
+        If ``backend`` holds another number of walkers or parameters, or more steps than ``num_steps``.
     """
     whole_number("num_steps", num_steps, 1)
     start = sinusoid.initial_walkers(num_walkers)
@@ -84,6 +105,16 @@ def rank_data(pause: float) -> tuple[int, str, int, int, int]:
     Mapped over one task per evaluating rank, it shows that every rank holds
     the data, built there once. The pause keeps a rank busy, so that a pool
     that deals tasks out one at a time hands the next one to another rank.
+
+    Parameters
+    ----------
+    pause : float
+        Seconds to sleep.
+
+    Returns
+    -------
+    tuple of (int, str, int, int, int)
+        The rank, host, pid, points of data and times they were built.
     """
     from mpi4py import MPI
 
@@ -94,6 +125,14 @@ def rank_data(pause: float) -> tuple[int, str, int, int, int]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    """Run the program: parse the command line (``OUT.npz``, ``--pool``, ``--walkers``, ``--steps``, ``--backend``)
+    and write the results on rank 0.
+
+    Parameters
+    ----------
+    argv : sequence of str or None, optional
+        The command-line arguments (default: ``sys.argv[1:]``).
+    """
     parser = argparse.ArgumentParser(prog="python -m parallel_mcmc.programs.sinusoid_mpi", description=__doc__.splitlines()[0])
     parser.add_argument("out", help="where rank 0 writes its results (.npz)")
     parser.add_argument("--pool", choices=sorted(POOLS), default="sharing", help="which MPI pool (default: sharing)")

@@ -66,6 +66,23 @@ def exact_loc(data: Any) -> tuple[float, float]:
     With flat priors on ``loc`` and ``log_scale``, ``loc``'s marginal posterior
     is a Student-t with ``n - 1`` degrees of freedom, centred on the sample
     mean, of scale ``s / sqrt(n)`` (``s`` the sample standard deviation).
+
+    Parameters
+    ----------
+    data : array_like
+        The observations, 1-D.
+
+    Returns
+    -------
+    mean : float
+        The posterior mean of ``loc``.
+    sd : float
+        Its posterior standard deviation.
+
+    Raises
+    ------
+    ValueError
+        If ``data`` has fewer than 4 observations or is not 1-D.
     """
     y = np.asarray(data, dtype=np.float64)
     n = y.size
@@ -76,17 +93,43 @@ def exact_loc(data: Any) -> tuple[float, float]:
 
 
 def inverse_mass_matrix(data: Any) -> np.ndarray:
-    """NUTS's diagonal inverse mass matrix for ``(loc, log_scale)``: posterior variances ``s²/n``, ``1/(2n)``."""
+    """NUTS's diagonal inverse mass matrix for ``(loc, log_scale)``: posterior variances ``s²/n``, ``1/(2n)``.
+
+    Parameters
+    ----------
+    data : array_like
+        The observations, 1-D.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(2,)``.
+    """
     y = np.asarray(data, dtype=np.float64)
     return np.array([y.var(ddof=1) / y.size, 1.0 / (2 * y.size)], dtype=np.float32)
 
 
 def summarize(draws: Mapping[str, Any], processes: Sequence[Mapping[str, int]], data: Any, *,
               warmup: int, **extra: Any) -> dict:
-    """The JSON summary process 0 writes: ``draws`` are ``(chain, draw)`` arrays, warm-up included.
+    """The JSON summary process 0 writes.
 
-    ``processes`` holds one dict a process (its JAX index, what it read from
-    SLURM, its local devices). ``extra`` is copied in as it is.
+    Parameters
+    ----------
+    draws : mapping of str to array_like
+        ``(chain, draw)`` arrays, warm-up included.
+    processes : sequence of mapping of str to int
+        One dict a process (its JAX index, what it read from SLURM, its local devices).
+    data : array_like
+        The observations.
+    warmup : int
+        The draws dropped at the start of each chain.
+    **extra : Any
+        Copied in as it is.
+
+    Returns
+    -------
+    dict
+        The summary.
     """
     import arviz as az
 
@@ -118,6 +161,23 @@ def chain_keys(indices: Any, seed: int = SEED):
     A chain's key depends on its global index alone, never on the number of
     chains, processes or devices, nor on which of them runs the chain: the same
     chain gets the same draws on every layout.
+
+    Parameters
+    ----------
+    indices : array_like
+        The chains' global numbers.
+    seed : int, optional
+        The seed.
+
+    Returns
+    -------
+    jax.Array
+        One key per chain.
+
+    Raises
+    ------
+    ValueError
+        If ``seed`` is not a whole number >= 0, or ``indices`` is not a 1-D array of chain numbers.
     """
     import jax
     import jax.numpy as jnp
@@ -133,7 +193,25 @@ def chain_keys(indices: Any, seed: int = SEED):
 def process_chains(sharding: Any, num_chains: int) -> np.ndarray:
     """The global numbers of the chains that this process's devices hold when ``num_chains`` chains are laid
     out by ``sharding`` (of their leading axis), in the order :func:`jax.make_array_from_process_local_data`
-    reads a process's rows."""
+    reads a process's rows.
+
+    Parameters
+    ----------
+    sharding : jax.sharding.Sharding
+        The sharding of the chains' leading axis.
+    num_chains : int
+        The chains in all.
+
+    Returns
+    -------
+    numpy.ndarray
+        The global numbers of this process's chains.
+
+    Raises
+    ------
+    ValueError
+        If ``num_chains`` is not a whole number >= 1.
+    """
     whole_number("num_chains", num_chains, 1)
     rows: set[int] = set()
     for index in sharding.addressable_devices_indices_map((num_chains,)).values():
@@ -160,6 +238,23 @@ class _CacheEvents:
 
 
 def main(argv: Sequence[str] | None = None) -> dict | None:
+    """Run the program: sample the chains over the job's processes and write the summary on process 0.
+
+    Parameters
+    ----------
+    argv : sequence of str or None, optional
+        The command-line arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    dict or None
+        The summary on process 0; ``None`` on the others.
+
+    Raises
+    ------
+    ValueError
+        If a count on the command line is not a whole number in range.
+    """
     parser = argparse.ArgumentParser(prog="python -m parallel_mcmc.programs.slurm_chains", description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="where process 0 writes the JSON summary")
     parser.add_argument("--num-chains", type=int, default=8, help="chains in all, a multiple of the devices")

@@ -64,7 +64,25 @@ def _one_chain(step: Step, num_draws: int):
 
 
 def sequential_runner(step: Step, num_draws: int):
-    """Compiled ``f(keys, states)``: the chains run one after another on one device (``lax.map``)."""
+    """Compiled ``f(keys, states)``: the chains run one after another on one device (``lax.map``).
+
+    Parameters
+    ----------
+    step : callable
+        A BlackJAX-style ``step(key, state) -> (state, info)`` for one chain.
+    num_draws : int
+        The draws each chain makes (at least 1).
+
+    Returns
+    -------
+    callable
+        The compiled ``f(keys, states) -> (positions, info)``, axes ``(chain, draw, ...)``.
+
+    Raises
+    ------
+    TypeError
+        If ``step`` is not callable or ``num_draws`` not a whole number >= 1.
+    """
     _check_step(step, num_draws)
     run = _one_chain(step, num_draws)
     return jax.jit(lambda keys, states: jax.lax.map(lambda ks: run(*ks), (keys, states)))
@@ -74,6 +92,23 @@ def vmap_runner(step: Step, num_draws: int):
     """Compiled ``f(keys, states)``: all chains advance together, ``vmap`` inside each draw.
 
     Every draw waits for the chain that needs the most integration steps.
+
+    Parameters
+    ----------
+    step : callable
+        A BlackJAX-style ``step(key, state) -> (state, info)`` for one chain.
+    num_draws : int
+        The draws each chain makes (at least 1).
+
+    Returns
+    -------
+    callable
+        The compiled ``f(keys, states) -> (positions, info)``, axes ``(chain, draw, ...)``.
+
+    Raises
+    ------
+    TypeError
+        If ``step`` is not callable or ``num_draws`` not a whole number >= 1.
     """
     _check_step(step, num_draws)
 
@@ -97,6 +132,31 @@ def shard_map_runner(step: Step, num_draws: int, mesh: Any, axis_name: str = "ch
     Explicit mesh, place ``keys`` and ``states`` with
     ``NamedSharding(mesh, P(axis_name))`` first. BlackJAX's NUTS needs
     ``check_vma=False``, which this sets.
+
+    Parameters
+    ----------
+    step : callable
+        A BlackJAX-style ``step(key, state) -> (state, info)`` for one chain.
+    num_draws : int
+        The draws each chain makes (at least 1).
+    mesh : jax.sharding.Mesh
+        The mesh whose axis ``axis_name`` the chains are split over.
+    axis_name : str, optional
+        The mesh axis of the chains.
+    inner : str, optional
+        ``"map"`` (chains independent) or ``"vmap"`` (lockstep) on each device.
+
+    Returns
+    -------
+    callable
+        The compiled ``f(keys, states) -> (positions, info)``, axes ``(chain, draw, ...)``.
+
+    Raises
+    ------
+    TypeError
+        If ``mesh`` is not a ``jax.sharding.Mesh`` (or ``step`` or ``num_draws`` is wrong).
+    ValueError
+        If ``axis_name`` is not an axis of the mesh, or ``inner`` is neither ``"map"`` nor ``"vmap"``.
     """
     _check_step(step, num_draws)
     if not hasattr(mesh, "axis_names"):
@@ -122,8 +182,25 @@ def summary_runner(step: Step, num_draws: int):
     Like :func:`vmap_runner` (the same keys give the same chains), but instead of
     every draw it carries each chain's running mean and variance of the
     positions (Welford's update), so its memory does not grow with
-    ``num_draws``. Returns two pytrees shaped like the positions, with a leading
-    chain axis; the variance divides by ``num_draws - 1`` (0 for one draw).
+    ``num_draws``.
+
+    Parameters
+    ----------
+    step : callable
+        A BlackJAX-style ``step(key, state) -> (state, info)`` for one chain.
+    num_draws : int
+        The draws each chain makes (at least 1).
+
+    Returns
+    -------
+    callable
+        The compiled ``f(keys, states) -> (mean, variance)``: two pytrees shaped like the positions, with a leading
+        chain axis; the variance divides by ``num_draws - 1`` (0 for one draw).
+
+    Raises
+    ------
+    TypeError
+        If ``step`` is not callable or ``num_draws`` not a whole number >= 1.
     """
     _check_step(step, num_draws)
 

@@ -33,7 +33,26 @@ __all__ = ["split_data", "consensus_combine", "Subposteriors", "sample_subposter
 def split_data(X: Any, y: Any, num_shards: int) -> tuple[np.ndarray, np.ndarray]:
     """Split rows of ``X`` (n, p) and ``y`` (n,) into ``num_shards`` equal shards, in order.
 
-    Returns ``(X_shards, y_shards)`` of shapes ``(S, n / S, p)`` and ``(S, n / S)``.
+    Parameters
+    ----------
+    X : array_like
+        The rows, ``(n, p)``.
+    y : array_like
+        The responses, ``(n,)``.
+    num_shards : int
+        The number of shards ``S``; it must divide ``n``.
+
+    Returns
+    -------
+    X_shards : numpy.ndarray
+        Shape ``(S, n / S, p)``.
+    y_shards : numpy.ndarray
+        Shape ``(S, n / S)``.
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not match, or ``n`` cannot be split into ``num_shards`` equal shards.
     """
     whole_number("num_shards", num_shards, 1)
     X, y = np.asarray(X), np.asarray(y)
@@ -51,11 +70,23 @@ def split_data(X: Any, y: Any, num_shards: int) -> tuple[np.ndarray, np.ndarray]
 def consensus_combine(draws: Any) -> np.ndarray:
     """Combine sub-posterior draws by precision-weighted averaging.
 
-    ``draws`` has shape ``(S, T, d)`` (``S`` shards, ``T`` draws each, ``d``
-    parameters; ``(S, T)`` for one parameter). Shard ``s`` gets the weight
-    ``W_s``, the inverse of its draws' covariance, and draw ``t`` of the
-    consensus is ``(sum_s W_s)^-1 sum_s W_s theta_s,t``. Returns ``(T, d)``
-    (or ``(T,)``).
+    Shard ``s`` gets the weight ``W_s``, the inverse of its draws' covariance, and draw ``t`` of the
+    consensus is ``(sum_s W_s)^-1 sum_s W_s theta_s,t``.
+
+    Parameters
+    ----------
+    draws : array_like
+        Shape ``(S, T, d)`` (``S`` shards, ``T`` draws each, ``d`` parameters; ``(S, T)`` for one parameter).
+
+    Returns
+    -------
+    numpy.ndarray
+        The consensus draws, ``(T, d)`` (or ``(T,)``).
+
+    Raises
+    ------
+    ValueError
+        If ``draws`` has another shape, or too few draws to estimate a covariance.
     """
     draws = np.asarray(draws, dtype=np.float64)
     scalar = draws.ndim == 2
@@ -95,11 +126,15 @@ def _subposterior_fn(model: Callable, num_warmup: int, num_samples: int, num_sha
 class Subposteriors:
     """Every shard's chains, from :func:`sample_subposteriors`.
 
-    ``samples`` maps each site to an array ``(shards, chains, draws, *site_shape)``;
-    ``diverging`` is ``(shards, chains, draws)``, True where NUTS diverged;
-    ``num_steps`` is ``(shards, chains, warm-up iterations + draws)``, the
-    integration steps (gradients) of every iteration, warm-up first: the work
-    each chain did, as the cost model counts it.
+    Parameters
+    ----------
+    samples : dict of str to numpy.ndarray
+        Maps each site to an array ``(shards, chains, draws, *site_shape)``.
+    diverging : numpy.ndarray
+        ``(shards, chains, draws)``, True where NUTS diverged.
+    num_steps : numpy.ndarray or None, optional
+        ``(shards, chains, warm-up iterations + draws)``, the integration steps (gradients) of every iteration,
+        warm-up first: the work each chain did, as the cost model counts it.
     """
 
     samples: dict[str, np.ndarray]
@@ -115,18 +150,51 @@ class Subposteriors:
         return int(self.diverging.shape[1])
 
     def draws(self, site: str) -> np.ndarray:
-        """Each shard's chains pooled: ``(shards, chains * draws, *site_shape)``, as :func:`consensus_combine` takes."""
+        """Each shard's chains pooled: ``(shards, chains * draws, *site_shape)``, as :func:`consensus_combine` takes.
+
+        Parameters
+        ----------
+        site : str
+            The site's name.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(shards, chains * draws, *site_shape)``.
+        """
         x = self.samples[site]
         return x.reshape(x.shape[0], x.shape[1] * x.shape[2], *x.shape[3:])
 
     def rhat(self, site: str) -> np.ndarray:
-        """Each shard's largest rank-normalised R-hat over the site's elements (ArviZ); needs two chains."""
+        """Each shard's largest rank-normalised R-hat over the site's elements (ArviZ); needs two chains.
+
+        Parameters
+        ----------
+        site : str
+            The site's name.
+
+        Returns
+        -------
+        numpy.ndarray
+            One R-hat a shard, ``(shards,)``.
+
+        Raises
+        ------
+        ValueError
+            With fewer than two chains a shard.
+        """
         if self.num_chains < 2:
             raise ValueError("R-hat compares chains: sample at least 2 chains per shard (num_chains=2).")
         return np.array([float(np.max(az.rhat(az.convert_to_dataset({site: x}))[site])) for x in self.samples[site]])
 
     def divergences(self) -> np.ndarray:
-        """Each shard's number of divergent transitions, over all its chains."""
+        """Each shard's number of divergent transitions, over all its chains.
+
+        Returns
+        -------
+        numpy.ndarray
+            The count of each shard, ``(shards,)``.
+        """
         return self.diverging.sum(axis=(1, 2))
 
 
@@ -147,6 +215,37 @@ def subposterior_sampler(
     The program is built once and compiled at the first call; later calls with
     other keys run it again without compiling, which is what a timing that
     leaves compilation out needs (:mod:`parallel_mcmc.measure`).
+
+    Parameters
+    ----------
+    model : callable
+        A NumPyro model ``model(X, y, prior_power=..., **model_kwargs)``.
+    X_shards : array_like
+        The shards' rows, ``(S, m, p)`` (from :func:`split_data`).
+    y_shards : array_like
+        The shards' responses, ``(S, m)``.
+    num_warmup : int
+        Warm-up iterations of each chain.
+    num_samples : int
+        Draws each chain keeps.
+    num_chains : int, optional
+        Chains per shard (two or more let R-hat check each sub-posterior).
+    devices : sequence or None, optional
+        The devices the shards are spread over (default: all).
+    inner : str, optional
+        How a device runs its chains: ``"vmap"`` in lockstep, ``"map"`` one after another.
+    **model_kwargs : Any
+        Further keyword arguments of ``model``.
+
+    Returns
+    -------
+    callable
+        ``sampler(rng_key) -> Subposteriors``.
+
+    Raises
+    ------
+    ValueError
+        If ``X_shards`` is not ``(S, m, p)`` with ``y_shards`` ``(S, m)``, or a count is not a whole number.
     """
     X_shards, y_shards = jnp.asarray(X_shards), jnp.asarray(y_shards)
     if X_shards.ndim != 3 or y_shards.shape != X_shards.shape[:2]:
@@ -199,6 +298,39 @@ def sample_subposteriors(
     other, every chain from its own key. At least two chains a shard let R-hat
     check each sub-posterior before they are combined. To run it several
     times with one compilation, use :func:`subposterior_sampler`.
+
+    Parameters
+    ----------
+    model : callable
+        A NumPyro model ``model(X, y, prior_power=..., **model_kwargs)``.
+    X_shards : array_like
+        The shards' rows, ``(S, m, p)`` (from :func:`split_data`).
+    y_shards : array_like
+        The shards' responses, ``(S, m)``.
+    rng_key : jax.Array
+        The key the chains' keys are split from.
+    num_warmup : int
+        Warm-up iterations of each chain.
+    num_samples : int
+        Draws each chain keeps.
+    num_chains : int, optional
+        Chains per shard (two or more let R-hat check each sub-posterior).
+    devices : sequence or None, optional
+        The devices the shards are spread over (default: all).
+    inner : str, optional
+        How a device runs its chains: ``"vmap"`` in lockstep, ``"map"`` one after another.
+    **model_kwargs : Any
+        Further keyword arguments of ``model``.
+
+    Returns
+    -------
+    Subposteriors
+        Every shard's chains.
+
+    Raises
+    ------
+    ValueError
+        If ``X_shards`` is not ``(S, m, p)`` with ``y_shards`` ``(S, m)``, or a count is not a whole number.
     """
     return subposterior_sampler(model, X_shards, y_shards, num_warmup=num_warmup, num_samples=num_samples,
                                 num_chains=num_chains, devices=devices, inner=inner, **model_kwargs)(rng_key)

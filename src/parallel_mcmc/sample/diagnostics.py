@@ -28,7 +28,25 @@ __all__ = ["to_inference_data", "superchain_ids", "nested_rhat_from_summaries", 
 
 
 def to_inference_data(positions: Mapping[str, Any]):
-    """ArviZ ``DataTree`` with a ``posterior`` group from a dict of ``(chain, draw)`` arrays, for R-hat and ESS."""
+    """ArviZ ``DataTree`` with a ``posterior`` group from a dict of ``(chain, draw)`` arrays, for R-hat and ESS.
+
+    Parameters
+    ----------
+    positions : mapping of str to array_like
+        Each quantity's draws, with ``(chain, draw)`` leading axes (a runner's positions).
+
+    Returns
+    -------
+    xarray.DataTree
+        The draws as ArviZ's ``posterior`` group.
+
+    Raises
+    ------
+    TypeError
+        If ``positions`` is not a non-empty mapping.
+    ValueError
+        If an array has fewer than two axes.
+    """
     if not isinstance(positions, Mapping) or not positions:
         raise TypeError("positions must be a non-empty dict of (chain, draw) arrays, like a runner's positions.")
     posterior = {name: np.asarray(value) for name, value in positions.items()}
@@ -84,6 +102,23 @@ def superchain_ids(num_chains: int, num_superchains: int) -> np.ndarray:
 
     The ``superchain_ids`` that ArviZ's ``az.rhat_nested`` takes, for chains laid out as
     :func:`nested_rhat_from_summaries` groups them, e.g. ``[0, 0, 1, 1]`` for 4 chains in 2 superchains.
+
+    Parameters
+    ----------
+    num_chains : int
+        The number of chains.
+    num_superchains : int
+        The number of superchains (at least 2, a divisor of ``num_chains``).
+
+    Returns
+    -------
+    numpy.ndarray
+        The superchain of each chain, ``(num_chains,)``.
+
+    Raises
+    ------
+    ValueError
+        If ``num_superchains`` is not a whole number >= 2 dividing ``num_chains``.
     """
     num_chains = whole_number("num_chains", num_chains, 2)
     num_superchains = _check_superchains(num_chains, num_superchains)
@@ -110,6 +145,28 @@ def nested_rhat_from_summaries(means: Any, variances: Any, num_draws: int, num_s
     superchain_ids=superchain_ids(chains, num_superchains))`` of the draws they
     summarize (which needs 4 draws a chain or more). Compare it with
     :func:`nested_rhat_threshold`.
+
+    Parameters
+    ----------
+    means : array_like
+        Each chain's mean of the quantity.
+    variances : array_like
+        Each chain's variance of the quantity (divisor ``num_draws - 1``).
+    num_draws : int
+        The draws of each chain.
+    num_superchains : int
+        The number of superchains ``K``.
+
+    Returns
+    -------
+    float
+        Nested R-hat.
+
+    Raises
+    ------
+    ValueError
+        If ``means`` and ``variances`` are not both ``(chain,)``, a variance is negative, the chains cannot be split
+        into ``num_superchains`` equal superchains, or a chain's summaries hold NaN or infinite values.
     """
     m = np.asarray(means, dtype=float)
     v = np.asarray(variances, dtype=float)
@@ -142,6 +199,23 @@ def nested_rhat_threshold(chains_per_superchain: int, tolerance: float = 1e-4) -
     ``sqrt(1 + 1 / M)``. ``tolerance`` is how much more ``B / W`` may be, the
     squared bias of the superchain means left by warm-up, in units of ``W``,
     that one accepts. Compare nested R-hat, never the classic one, with it.
+
+    Parameters
+    ----------
+    chains_per_superchain : int
+        ``M``, the chains of each superchain (at least 2).
+    tolerance : float, optional
+        The squared bias of the superchain means one accepts, in units of ``W``.
+
+    Returns
+    -------
+    float
+        The threshold ``sqrt(1 + 1 / M + tolerance)``.
+
+    Raises
+    ------
+    ValueError
+        If ``chains_per_superchain`` is not a whole number >= 2, or ``tolerance`` is not in (0, 1).
     """
     chains_per_superchain = whole_number("chains_per_superchain", chains_per_superchain, 2)
     tolerance = real_number("tolerance", tolerance, above=0)

@@ -55,6 +55,15 @@ class ChainPlan:
     ``counts[k]`` chains run on ``devices[k]``; chain numbers are given out in
     order, so device 0 runs chains ``0 .. counts[0] - 1`` and so on. Only
     devices that get at least one chain are listed.
+
+    Parameters
+    ----------
+    num_chains : int
+        The number of chains (padding not counted).
+    devices : tuple
+        The devices that run at least one chain.
+    counts : tuple of int
+        The chains each of ``devices`` runs.
     """
 
     num_chains: int
@@ -72,19 +81,37 @@ class ChainPlan:
         return self.per_device * len(self.devices) - self.num_chains
 
     def chain_ranges(self) -> list[range]:
-        """The chain numbers each device runs, one ``range`` per device."""
+        """The chain numbers each device runs, one ``range`` per device.
+
+        Returns
+        -------
+        list of range
+            One ``range`` of chain numbers per device.
+        """
         starts = np.concatenate([[0], np.cumsum(self.counts)])
         return [range(int(a), int(b)) for a, b in zip(starts[:-1], starts[1:])]
 
     def slot_index(self) -> np.ndarray:
-        """For each slot (device-major), the chain it runs; padding repeats the device's last chain."""
+        """For each slot (device-major), the chain it runs; padding repeats the device's last chain.
+
+        Returns
+        -------
+        numpy.ndarray
+            The chain of each slot, ``(len(devices) * per_device,)``, ``int32``.
+        """
         slots = []
         for r in self.chain_ranges():
             slots.extend(list(r) + [r[-1]] * (self.per_device - len(r)))
         return np.asarray(slots, dtype=np.int32)
 
     def real_slots(self) -> np.ndarray:
-        """The slot of each chain 0 .. num_chains - 1: where to read its results back."""
+        """The slot of each chain 0 .. num_chains - 1: where to read its results back.
+
+        Returns
+        -------
+        numpy.ndarray
+            The slot of each chain, ``(num_chains,)``, ``int32``.
+        """
         return np.asarray(
             [k * self.per_device + i for k, r in enumerate(self.chain_ranges()) for i in range(len(r))],
             dtype=np.int32,
@@ -106,6 +133,23 @@ def plan_chains(num_chains: int, devices: Sequence | None = None) -> ChainPlan:
 
     Device ``k`` gets ``num_chains // len(devices)`` chains, plus one for the first
     ``num_chains % len(devices)`` devices; devices left with none are not used.
+
+    Parameters
+    ----------
+    num_chains : int
+        The number of chains (at least 1).
+    devices : sequence or None, optional
+        The devices, each once (default: ``jax.devices()``).
+
+    Returns
+    -------
+    parallel_mcmc.sample.ChainPlan
+        The layout of the chains.
+
+    Raises
+    ------
+    ValueError
+        If ``num_chains`` is not a whole number >= 1, or ``devices`` is empty or lists a device twice.
     """
     num_chains = whole_number("num_chains", num_chains, 1)
     if devices is None:
@@ -138,6 +182,28 @@ def shard_chains(plan: ChainPlan, axis_name: str = "chains", inner: str = "vmap"
     CPU, whose cores a batch of chains does not fill). The compiled program's
     memory statistics for one device are kept in ``chain_method.memory`` after
     a run.
+
+    Parameters
+    ----------
+    plan : parallel_mcmc.sample.ChainPlan
+        The layout of the chains (from :func:`plan_chains`).
+    axis_name : str, optional
+        The name of the mesh axis.
+    inner : str, optional
+        ``"vmap"`` (lockstep) or ``"map"`` (one after another).
+
+    Returns
+    -------
+    callable
+        The ``chain_method`` to give NumPyro's ``MCMC``.
+
+    Raises
+    ------
+    TypeError
+        If ``plan`` is not a :class:`ChainPlan`.
+    ValueError
+        If ``inner`` is neither ``"vmap"`` nor ``"map"`` (and, at a run, if NumPyro runs another number of chains
+        than the plan's).
     """
     if not isinstance(plan, ChainPlan):
         raise TypeError(f"plan must be a ChainPlan from plan_chains(), got {type(plan).__name__}.")
@@ -180,7 +246,22 @@ def shard_chains(plan: ChainPlan, axis_name: str = "chains", inner: str = "vmap"
 
 
 def latent_shapes(model: Callable, *model_args: Any, **model_kwargs: Any) -> dict[str, tuple[int, ...]]:
-    """Shapes of the model's latent sites in NumPyro's unconstrained space, for one chain."""
+    """Shapes of the model's latent sites in NumPyro's unconstrained space, for one chain.
+
+    Parameters
+    ----------
+    model : callable
+        A NumPyro model.
+    *model_args : Any
+        Its positional arguments.
+    **model_kwargs : Any
+        Its keyword arguments.
+
+    Returns
+    -------
+    dict of str to tuple of int
+        The shape of each latent site.
+    """
     tr = handlers.trace(handlers.seed(model, jax.random.key(0))).get_trace(*model_args, **model_kwargs)
     shapes = {}
     for name, site in tr.items():
@@ -193,8 +274,29 @@ def latent_shapes(model: Callable, *model_args: Any, **model_kwargs: Any) -> dic
 def check_init_params(init_params: Any, shapes: dict[str, tuple[int, ...]], num_chains: int) -> dict[str, Any]:
     """Check per-chain initial values: one row per chain for every latent site, nothing else.
 
-    ``init_params[name]`` must have shape ``(num_chains, *shapes[name])``. Returns
-    the dict unchanged; raises ``TypeError`` or ``ValueError`` saying what to fix.
+    ``init_params[name]`` must have shape ``(num_chains, *shapes[name])``.
+
+    Parameters
+    ----------
+    init_params : dict of str to array_like
+        The initial values, by site.
+    shapes : dict of str to tuple of int
+        The shape of each latent site (from :func:`latent_shapes`).
+    num_chains : int
+        The number of chains.
+
+    Returns
+    -------
+    dict of str to Any
+        ``init_params``, unchanged.
+
+    Raises
+    ------
+    TypeError
+        If ``init_params`` is not a dict.
+    ValueError
+        If it names a site that is not latent, misses one, or has an array of the wrong shape; the message says what
+        to fix.
     """
     if not isinstance(init_params, dict):
         raise TypeError(
@@ -221,14 +323,24 @@ def check_init_params(init_params: Any, shapes: dict[str, tuple[int, ...]], num_
 class ChainRun:
     """What :func:`run_chains` returns.
 
-    ``samples`` maps each site to a NumPy array with the chains first:
-    ``(num_chains, num_samples, *site_shape)``. ``mcmc`` is NumPyro's ``MCMC``
-    object (for ``az.from_numpyro``), ``plan`` the chain layout, ``seconds``
-    the wall time of the run and ``compile_seconds`` the part of it JAX spent
-    compiling. ``memory`` is XLA's ``CompiledMemoryStats`` of the sampling
-    program, for one device: its arguments, its outputs (the draws of the
-    device's chains, padding included, and their final states) and its scratch
-    space (``temp_size_in_bytes``).
+    Parameters
+    ----------
+    samples : dict of str to numpy.ndarray
+        Maps each site to a NumPy array with the chains first: ``(num_chains, num_samples, *site_shape)``.
+    mcmc : Any
+        NumPyro's ``MCMC`` object (for ``az.from_numpyro``).
+    plan : parallel_mcmc.sample.ChainPlan
+        The chain layout.
+    seconds : float
+        The wall time of the run.
+    compile_seconds : float, optional
+        The part of ``seconds`` JAX spent compiling.
+    extra_fields : dict of str to numpy.ndarray, optional
+        The extra fields asked of NumPyro (``extra_fields`` of :func:`run_chains`), chains first.
+    memory : Any, optional
+        XLA's ``CompiledMemoryStats`` of the sampling program, for one device: its arguments, its outputs (the
+        draws of the device's chains, padding included, and their final states) and its scratch space
+        (``temp_size_in_bytes``).
     """
 
     samples: dict[str, np.ndarray]
@@ -240,7 +352,13 @@ class ChainRun:
     memory: Any = None
 
     def to_arviz(self):
-        """An ArviZ ``DataTree`` (ArviZ 1's ``InferenceData``) with the chain axis kept."""
+        """An ArviZ ``DataTree`` (ArviZ 1's ``InferenceData``) with the chain axis kept.
+
+        Returns
+        -------
+        xarray.DataTree
+            The run's draws, sample statistics and observed data.
+        """
         _restore_numpyro_initialization()
         return az.from_numpyro(self.mcmc)
 
@@ -281,6 +399,45 @@ def run_chains(
     ``(num_chains, *site_shape)``, also for a single chain), whatever the
     number of devices. ``inner`` is how each device runs its chains
     (:func:`shard_chains`): ``"vmap"`` in lockstep, ``"map"`` one after another.
+
+    Parameters
+    ----------
+    model : callable
+        A NumPyro model.
+    *model_args : Any
+        Its positional arguments.
+    num_chains : int
+        The number of chains (at least 1).
+    num_warmup : int
+        Warm-up iterations of each chain.
+    num_samples : int
+        Draws each chain keeps.
+    rng_key : jax.Array
+        The key the chains' keys are split from.
+    init_params : dict of str to Any or None, optional
+        Initial unconstrained values, ``(num_chains, *site_shape)`` for each latent site.
+    devices : sequence or None, optional
+        The devices (default: all).
+    kernel : Any, optional
+        A NumPyro kernel (default: ``NUTS(model)``).
+    extra_fields : tuple of str, optional
+        Further fields of the sampler's state to collect (NumPyro's ``extra_fields``).
+    inner : str, optional
+        ``"vmap"`` (lockstep) or ``"map"`` (one after another).
+    **model_kwargs : Any
+        The model's keyword arguments.
+
+    Returns
+    -------
+    parallel_mcmc.sample.ChainRun
+        The draws, NumPyro's ``MCMC``, the plan and the run's times and memory.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is not callable or a count is not a whole number.
+    ValueError
+        If ``devices`` or ``init_params`` are refused (:func:`plan_chains`, :func:`check_init_params`).
     """
     num_chains = whole_number("num_chains", num_chains, 1)
     num_warmup = whole_number("num_warmup", num_warmup, 0)
@@ -314,7 +471,19 @@ def run_chains(
 
 @dataclass(frozen=True)
 class MemoryEstimate:
-    """Bytes one device needs for draws, sampler state and data (XLA's scratch space not counted)."""
+    """Bytes one device needs for draws, sampler state and data (XLA's scratch space not counted).
+
+    Parameters
+    ----------
+    chains_per_device : int
+        The chains each device runs (padding included).
+    draws_bytes : int
+        Bytes of the draws.
+    state_bytes : int
+        Bytes of the sampler states.
+    data_bytes : int
+        Bytes of the data.
+    """
 
     chains_per_device: int
     draws_bytes: int
@@ -354,6 +523,31 @@ def estimate_memory(
     of length ``num_latent`` (position, momentum, gradient, the ends of the
     trajectory, the mass-matrix estimate: about 10) plus an ``num_latent`` squared
     matrix when the mass matrix is dense.
+
+    Parameters
+    ----------
+    plan : parallel_mcmc.sample.ChainPlan
+        The layout of the chains.
+    num_samples : int
+        Draws each chain keeps.
+    num_latent : int
+        Unconstrained numbers of one draw.
+    data_bytes : int
+        Bytes of the data.
+    itemsize : int, optional
+        Bytes of one number.
+    dense_mass : bool, optional
+        Whether the mass matrix is dense.
+
+    Returns
+    -------
+    parallel_mcmc.sample.MemoryEstimate
+        One device's bytes.
+
+    Raises
+    ------
+    TypeError
+        If ``plan`` is not a :class:`ChainPlan`, or a count is not a whole number.
     """
     if not isinstance(plan, ChainPlan):
         raise TypeError(f"plan must be a ChainPlan from plan_chains(), got {type(plan).__name__}.")
