@@ -25,11 +25,11 @@ def test_the_page_documents_every_declared_name_and_no_private_module():
 
     for sub in parallel_mcmc.__all__:
         package = importlib.import_module(f"parallel_mcmc.{sub}")
-        assert f"{{automodule}} parallel_mcmc.{sub}\n" in page
+        assert f".. automodule:: parallel_mcmc.{sub}\n" in page
         for name in getattr(package, "__all__", ()):
             if sub != "exercises" and hasattr(package, "__path__"):
-                assert re.search(rf"\{{auto\w+\}} parallel_mcmc\.{sub}\.{name}\n", page), f"{sub}.{name} is missing"
-    assert not re.search(r"\{auto\w+\} parallel_mcmc(\.\w+)*\._", page), "a private module or name is documented"
+                assert re.search(rf"\.\. auto\w+:: parallel_mcmc\.{sub}\.{name}\n", page), f"{sub}.{name} is missing"
+    assert not re.search(r"\.\. auto\w+:: parallel_mcmc(\.\w+)*\._", page), "a private module or name is documented"
 
 
 CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.M | re.S)

@@ -41,7 +41,8 @@ and what stays put between versions; the modules they live in are private and
 may move. Each entry is generated from the docstring, which is also what `?`
 shows in a notebook (for example `predict?`).
 
-```{automodule} parallel_mcmc
+```{eval-rst}
+.. automodule:: parallel_mcmc
 ```
 """
 
@@ -51,19 +52,22 @@ _TOOLS = """\
 Never imported by a chapter; `make` runs them. Two of them time or rewrite
 what a reader sees, so their entries are here too.
 
-```{automodule} booktools
+```{eval-rst}
+.. automodule:: booktools
 ```
 
 ### `booktools.bench`
 
-```{automodule} booktools.bench
-:members:
+```{eval-rst}
+.. automodule:: booktools.bench
+   :members:
 ```
 
 ### `booktools.format`
 
-```{automodule} booktools.format
-:members:
+```{eval-rst}
+.. automodule:: booktools.format
+   :members:
 ```
 """
 
@@ -76,16 +80,22 @@ def public_modules(package: types.ModuleType) -> list[str]:
     return [n for n in names if n in getattr(package, "__all__", ())]
 
 
+def _rst(directive: str, target: str, *options: str) -> str:
+    """An autodoc directive, inside ``eval-rst``: autodoc writes reStructuredText, which MyST would show as text."""
+    lines = [f".. {directive}:: {target}"] + [f"   :{option}:" for option in options]
+    return "```{eval-rst}\n" + "\n".join(lines) + "\n```\n"
+
+
 def _directive(qualified: str, value: object) -> str:
     if inspect.isclass(value):
-        return f"```{{autoclass}} {qualified}\n:members:\n```\n"
+        return _rst("autoclass", qualified, "members")
     if callable(value):
-        return f"```{{autofunction}} {qualified}\n```\n"
-    return f"```{{autodata}} {qualified}\n:annotation:\n```\n"
+        return _rst("autofunction", qualified)
+    return _rst("autodata", qualified, "annotation")
 
 
 def _module_entry(name: str, level: str) -> str:
-    return f"{level} `{name}`\n\n```{{automodule}} {name}\n:members:\n```\n"
+    return f"{level} `{name}`\n\n" + _rst("automodule", name, "members")
 
 
 def _subpackage(name: str) -> str:
@@ -93,10 +103,10 @@ def _subpackage(name: str) -> str:
     if not hasattr(package, "__path__"):
         return _module_entry(name, "##")
     modules = public_modules(package)
-    parts = [f"## `{name}`\n\n```{{automodule}} {name}\n```\n"]
+    parts = [f"## `{name}`\n\n" + _rst("automodule", name)]
     names = [n for n in package.__all__ if n not in modules]
     if name == "parallel_mcmc.exercises":
-        parts.append(_module_entry(name, "###").replace(f"### `{name}`", "### Shared by the checks"))
+        parts.append(_module_entry(f"{name}.common", "###"))
         names = []
     for n in names:
         parts.append(_directive(f"{name}.{n}", getattr(package, n)))

@@ -84,7 +84,7 @@ class Interval:
 
     @property
     def half_width(self) -> float:
-        """Half the interval's width on the log scale, as a factor: 1.1 means "within about 10% either way"."""
+        """The factor the interval spans either way on the log scale (1.1 is about 10% either way)."""
         return math.sqrt(self.high / self.low)
 
     def __str__(self) -> str:

@@ -207,7 +207,7 @@ class Comparison:
 
     @property
     def spread(self) -> float:
-        """The relative uncertainty of the measured speedup: the two runs' relative spreads added."""
+        """The relative uncertainty of the measured speedup, the two runs' relative spreads added."""
         return self.baseline.spread + self.candidate.spread
 
     @property
@@ -279,7 +279,7 @@ class Verdict:
 
     @property
     def disturbed(self) -> bool:
-        """True when the run cannot be trusted as a test: another program took cores, or a failure persisted."""
+        """True when the run cannot be trusted as a test, because another program took cores or a failure persisted."""
         return not self.cores_free or not self.passed
 
     def status(self, name: str) -> str:

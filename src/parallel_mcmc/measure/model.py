@@ -278,14 +278,14 @@ class Prediction:
 
     @property
     def fastest_ratio(self) -> float:
-        """Predicted over the fastest measured repeat: what a lower bound ("not far slower than the model")
+        """Predicted over the fastest measured repeat, what a lower bound ("not far slower than the model")
         checks, since a repeat slowed by another program says nothing about the method, and a method
         that is truly slow is slow in every repeat."""
         return self.predicted / self.measured.best
 
     @property
     def spread(self) -> float:
-        """Relative spread of the measured repeats: (max - min) / median."""
+        """The relative spread of the measured repeats, (max - min) / median."""
         return self.measured.spread / self.measured.median
 
     def __str__(self) -> str:

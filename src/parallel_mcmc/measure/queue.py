@@ -78,7 +78,7 @@ def pool_time(
     also lasts no less than its work spread over those cores. A master that
     does not poll still works for every task: ``master_cpu_per_task`` is its
     own CPU seconds per task (pickling, dispatch, reading the answers: the
-    main process's CPU time of a map, :attr:`~parallel_mcmc.measure.Timing.cpu_times`,
+    main process's CPU time of a map, ``Timing.cpu_times``,
     over its tasks), and that work takes its turn on the same cores as the
     workers' work, so a round lasts no less than
     ``(tasks * (task_seconds + master_cpu_per_task)) / cores``. Without

@@ -76,12 +76,12 @@ class Timing:
 
     @property
     def compile_estimate(self) -> float:
-        """First call minus a typical call: roughly the compilation time."""
+        """First call minus a typical call, roughly the compilation time."""
         return max(self.first_call - self.median, 0.0)
 
     @property
     def cores_busy(self) -> float:
-        """CPU seconds over wall-clock seconds of the timed calls: the cores the process kept busy."""
+        """CPU seconds over wall-clock seconds of the timed calls, the cores the process kept busy."""
         if len(self.cpu_times) != len(self.times):
             raise ValueError(f"{self.label}: this Timing holds no CPU times; make it with time_call or time_interleaved.")
         return sum(self.cpu_times) / sum(self.times)
@@ -322,7 +322,7 @@ class Speedup:
 
     @property
     def efficiency(self) -> float:
-        """Measured over ideal speedup: 1.0 means the ideal was reached."""
+        """Measured over ideal speedup; 1.0 means the ideal was reached."""
         return self.measured / self.ideal
 
     def __str__(self) -> str:

@@ -41,7 +41,7 @@ ONE_THREAD_ENV = {"NPROC": "1"}
 
 NUM_CHAINS = 8  #: chains of the first workload
 NUM_STEPS = 4000  #: gradient steps of each chain
-NUM_OBSERVATIONS = 1_000_000  #: observations of the second workload (a large data set: the normal model's draws)
+NUM_OBSERVATIONS = 1_000_000  #: observations of the second workload, a large data set (the normal model's draws)
 NUM_ITERATIONS = 20  #: its gradient steps
 
 

@@ -40,10 +40,13 @@ __all__ = [
     "run_serial",
 ]
 
+#: Walkers of the ensemble.
 NUM_WALKERS = 32
+#: Dimensions of a walker.
 NUM_DIM = 5
+#: Ensemble steps of a run.
 DEFAULT_STEPS = 8
-#: Maps of a half ensemble in one timed calibration call (a round is short: several make a call long enough).
+#: Maps of a half ensemble in one timed calibration call; a round is short, and several make a call long enough.
 ROUND_MAPS = 5
 #: CPU seconds of the expensive tasks of the uneven round (:func:`uneven_costs`).
 UNEVEN_COST = 1e-3

@@ -22,7 +22,7 @@ lists (CPU seconds a call), all in one launch, since starting MPI and
 Python on every rank takes seconds. Three calibration calls of the cost
 model are timed in the same interleaved rounds as the runs (the book's one
 timing loop, :func:`~parallel_mcmc.measure.time_interleaved`): a round of
-tasks that do no work (:data:`ROUND_MAPS` maps of a half ensemble), one such
+tasks that do no work (:data:`~parallel_mcmc.pools.emcee_tasks.ROUND_MAPS` maps of a half ensemble), one such
 round with ``--data-bytes`` of data in emcee's ``args``, and an uneven round
 (:func:`~parallel_mcmc.pools.emcee_tasks.uneven_costs`). Every call runs once to warm up, then ``--repeats``
 times, and rank 0 writes to ``OUT.npz``:

@@ -77,7 +77,7 @@ class ChainPlan:
 
     @property
     def num_padding(self) -> int:
-        """Padding chains: copies run so that every device has ``per_device`` chains."""
+        """The padding chains, copies run so that every device has ``per_device`` chains."""
         return self.per_device * len(self.devices) - self.num_chains
 
     def chain_ranges(self) -> list[range]:
