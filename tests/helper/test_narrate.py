@@ -21,8 +21,8 @@ def contradictions(sentence: str, interval: Interval, ideal: float | None = None
     found = []
     if f"{interval.estimate:.2f}" not in sentence:
         found.append("the sentence does not carry its number")
-    says_faster = re.search(r"\bis faster than\b", sentence) is not None
-    says_slower = re.search(r"\bis slower than\b", sentence) is not None
+    says_faster = re.search(r": faster, ", sentence) is not None
+    says_slower = re.search(r": slower, ", sentence) is not None
     says_cannot = "cannot tell" in sentence
     if says_faster and not interval.low > 1:
         found.append(f"'faster' with an interval reaching {interval.low:.3f}")
@@ -78,12 +78,12 @@ def test_a_model_sentence_never_contradicts_its_numbers(measured, predicted):
 
 def test_the_check_catches_planted_contradictions():
     slower = speedup_interval([1.0, 1.3, 2.0], [4.0, 6.0, 8.0])  # 0.22x, every round below 1
-    assert contradictions("A tie: pools is faster than serial: 0.22x.", slower)
-    assert contradictions("This run cannot tell pools from serial: 0.22x.", slower)
+    assert contradictions("pools against serial: faster, 0.22x, a tie.", slower)
+    assert contradictions("pools against serial: this run cannot tell them apart, 0.22x.", slower)
     missing = model_interval([1.3, 1.33, 1.37], predicted=1.0)  # ratio 0.75
     assert model_contradictions("ratio 0.75, so the model accounts for every run", missing)
     beyond = speedup_interval([2.15, 2.2, 2.4], [1.0, 1.0, 1.0])
-    assert contradictions("x is faster than y: 2.20x. The model's ideal is 1.90x; the run reaches it.", beyond, 1.9,
+    assert contradictions("x against y: faster, 2.20x. The model's ideal is 1.90x; the run reaches it.", beyond, 1.9,
                           tolerance=0.05)
 
 
@@ -97,7 +97,7 @@ def test_a_narrator_with_a_linear_tie_fails_the_property():
     def linear_narrator(candidate, baseline, base, cand):
         interval = speedup_interval(base, cand)
         if abs(interval.estimate - 1) <= relative_spread(base) + relative_spread(cand):
-            return f"This run cannot tell {candidate} from {baseline}: {interval.estimate:.2f}x, a tie."
+            return f"{candidate} against {baseline}: this run cannot tell them apart, {interval.estimate:.2f}x, a tie."
         return speedup_sentence(candidate, baseline, interval)
 
     @settings(max_examples=300, deadline=None, database=None)
@@ -118,7 +118,7 @@ def test_seconds_picks_the_unit():
 def test_the_sentences_read_as_they_should():
     i = speedup_interval([2.0, 2.1, 2.2], [1.0, 1.0, 1.0])
     assert speedup_sentence("shard_map", "vmap", i, 2.0) == (
-        "shard_map is faster than vmap: 2.10x (95% interval 2.00x to 2.20x over 3 rounds). "
+        "shard_map against vmap: faster, 2.10x (95% interval 2.00x to 2.20x over 3 rounds). "
         "The model's ideal is 2.00x; the run reaches it, within the calibration's 25%.")
     r = model_interval([0.010, 0.011, 0.012], 0.010)
     assert model_sentence("vmap", 0.011, 0.010, r) == (

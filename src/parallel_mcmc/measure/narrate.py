@@ -69,13 +69,12 @@ def speedup_sentence(candidate: str, baseline: str, speedup: Interval, ideal: fl
     x = speedup.estimate
     verdict = decide(speedup)
     if verdict == "faster":
-        text = f"{candidate} is faster than {baseline}: {x:.2f}x ({_interval(speedup)})."
+        text = f"{candidate} against {baseline}: faster, {x:.2f}x ({_interval(speedup)})."
     elif verdict == "slower":
-        text = (f"{candidate} is slower than {baseline}: {x:.2f}x, {1 / x:.2f} times its time "
-                f"({_interval(speedup)}).")
+        text = f"{candidate} against {baseline}: slower, {x:.2f}x, {1 / x:.2f} times the time ({_interval(speedup)})."
     else:
-        text = (f"This run cannot tell {candidate} from {baseline}: {x:.2f}x, with a {_interval(speedup)}, "
-                "which holds 1.")
+        text = (f"{candidate} against {baseline}: this run cannot tell them apart, {x:.2f}x, with a "
+                f"{_interval(speedup)}, which holds 1.")
     if ideal is None:
         return text
     reach = against_ideal(speedup, ideal, tolerance)
