@@ -11,7 +11,8 @@ Subpackages, each with its public names declared in its ``__init__`` (its ``__al
 - :mod:`parallel_mcmc.models`: the example models (normal, regression, sinusoid, tinynet).
 - :mod:`parallel_mcmc.programs`: the programs started with ``python -m`` under ``mpiexec``, ``srun`` or as
   workers.
-- :mod:`parallel_mcmc.exercises`: the checks of the exercises, one module per part of the book.
+- :mod:`parallel_mcmc.exercises`: the checks of the exercises, one package per part of the book and one module per
+  exercise, named after its label.
 
 and one module, :mod:`parallel_mcmc.devices`: how many devices JAX sees, forcing CPU devices, a report of them.
 

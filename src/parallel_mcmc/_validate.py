@@ -85,16 +85,12 @@ def real_number(name: str, value: Any, *, above: float | None = None, least: flo
 
     Parameters
     ----------
-    name : str
-        The argument's name, for the message.
-    value : Any
-        The argument.
+    name, value, of
+        As for :func:`whole_number` (``of`` naming a unit such as ``" of seconds"``).
     above : float or None, optional
         A bound ``value`` must exceed.
     least : float or None, optional
         A bound ``value`` must reach.
-    of : str, optional
-        Names the unit in the message (``" of seconds"``).
 
     Returns
     -------

@@ -10,28 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from toy_book import chapter, code_cell
+
 ROOT = Path(__file__).resolve().parents[2]
 JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
 
-PAGE = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
 
-# A page
-
-Some maths: $\\hat{{R}} < 1.01$.
-
-```{{code-cell}} ipython3
-{code}
-```
-"""
+def page(code: str) -> str:
+    """The one page of the test books: some maths, then a code cell holding ``code``."""
+    return chapter("A page", "Some maths: $\\hat{R} < 1.01$.", code_cell(code))
 
 
 def offline_prefix() -> list[str]:
@@ -50,7 +37,7 @@ def build(tmp_path: Path, code: str) -> subprocess.CompletedProcess:
     shutil.copy(ROOT / "references.bib", book / "references.bib")
     (book / "node_modules").symlink_to(ROOT / "node_modules")
     (book / "_toc.yml").write_text("format: jb-book\nroot: page\n")
-    (book / "page.md").write_text(PAGE.format(code=code))
+    (book / "page.md").write_text(page(code))
     cmd = [*offline_prefix(), str(JUPYTER_BOOK), "build", str(book), "-W", "-n", "--keep-going"]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
 

@@ -16,23 +16,11 @@ from pathlib import Path
 import nbformat
 import pytest
 from test_book_build import JUPYTER_BOOK, ROOT, offline_prefix
+from toy_book import chapter, code_cell, exercise
 
 from booktools.site.course_edition import page_text
 
-PAGE = '''---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
-# A page
-
-```{code-cell} ipython3
+CHECK_DOUBLE = """
 import types
 
 
@@ -43,48 +31,17 @@ def _check_double(fn):
 
 
 check = types.SimpleNamespace(double=_check_double)
-```
-
-```{exercise-start}
-:label: ex-page-double
-```
-Write `double(x)`, which returns twice its argument. Why is it
-linear? <!-- graded by hand: why-linear -->
-```{exercise-end}
-```
-
-```{solution-start} ex-page-double
-:class: dropdown
-```
-Multiply by two, the PROSEMARKER way.
-
-```{code-cell} ipython3
-def double(x):
-    return x + x  # CODEMARKER
-
-
-print("OUTPUT" + "MARKER", double(21))
-```
-
-```{solution-end}
-```
-
-```{code-cell} ipython3
-check.double(double)
-```
-
-```{exercise} Why twice?
-:label: ex-page-why
-
-Why is `double` linear?
-```
-
-```{solution} ex-page-why
-:class: dropdown
-
-Because of DIRECTIVEMARKER.
-```
-'''
+"""
+PAGE = chapter(
+    "A page",
+    code_cell(CHECK_DOUBLE),
+    exercise("ex-page-double", "Write `double(x)`, which returns twice its argument. Why is it\n"
+             "linear? <!-- graded by hand: why-linear -->",
+             ['def double(x):\n    return x + x  # CODEMARKER\n\n\nprint("OUTPUT" + "MARKER", double(21))'],
+             prose="Multiply by two, the PROSEMARKER way.", check="check.double(double)"),
+    "```{exercise} Why twice?\n:label: ex-page-why\n\nWhy is `double` linear?\n```",
+    "```{solution} ex-page-why\n:class: dropdown\n\nBecause of DIRECTIVEMARKER.\n```",
+)
 
 # Each appears only in a solution (the output marker only in an output); the full site has them all.
 MARKERS = ["PROSEMARKER", "CODEMARKER", "OUTPUTMARKER", "DIRECTIVEMARKER"]
@@ -192,7 +149,7 @@ def test_a_solution_line_left_in_a_page_fails_the_build(tmp_path):
 
     from sphinx.errors import ExtensionError
 
-    from booktools.coursework.student import make_student_notebook
+    from booktools.coursework.edition import make_student_notebook
     from booktools.site.course_edition import check_no_solution
 
     (tmp_path / "page.md").write_text(PAGE)

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from booktools.notebooks import myst_notebooks, read
 
-from parallel_mcmc.measure.judging import OUTCOMES, READINGS, STATUSES
+from parallel_mcmc.measure.judging import OUTCOMES
+from parallel_mcmc.measure.rules import READINGS, STATUSES
 
 CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"
 #: What a choice is keyed by, and the cases it must name.

@@ -130,7 +130,7 @@ def test_a_solution_opens_on_click(site, browser):
     solution.locator(".toggle-button, button").first.click()
     code.first.wait_for(state="visible", timeout=5_000)
     # the first line of the page's first solution that defines something, read from the chapter itself
-    from booktools.coursework.student import make_student_notebook
+    from booktools.coursework.edition import make_student_notebook
 
     first = make_student_notebook(ROOT / "chapters/getting_started/devices.md", ROOT).exercises[0]
     line = next(ln.strip() for src in first.solution_code for ln in src.splitlines() if ln.startswith("def "))

@@ -8,7 +8,7 @@ import sys
 
 from mpi4py import MPI
 
-from parallel_mcmc.pools.mpi import MPIWorkerError, SharingMPIPool
+from parallel_mcmc.pools.sharing import MPIWorkerError, SharingMPIPool
 
 
 def task_and_rank(x):

@@ -123,7 +123,7 @@ def test_rhat_needs_two_chains_a_shard():
 
 def test_a_sampler_compiles_once_and_counts_every_step():
     from parallel_mcmc.sample.consensus import subposterior_sampler
-    from parallel_mcmc.measure.timing import CompileLog
+    from parallel_mcmc.measure.cores import CompileLog
 
     data = make_logistic_data(200, 2, seed=4)
     Xs, ys = split_data(data.X, data.y, 2)

@@ -113,7 +113,7 @@ def _missing_sections(function) -> list[str]:
 def test_the_walk_finds_the_public_functions_methods_and_classes():
     names = {name for name, _ in _callables()}
     assert "parallel_mcmc.devices.use_cpu_devices" in names
-    assert "parallel_mcmc.measure.model.predict" in names
+    assert "parallel_mcmc.measure.prediction.predict" in names
     assert not any(name.startswith(SKIPPED_PACKAGES) for name in names)
     assert "parallel_mcmc.measure.timing.Timing" in {name for name, _ in _classes()}
 

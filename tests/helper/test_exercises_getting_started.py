@@ -118,12 +118,19 @@ def _work_over_cores(steps, step_seconds, num_devices, cores, inner):
     return sum(times) / cores
 
 
-def _full_width(steps, step_seconds, num_devices, cores, inner):
-    if inner == "map":
-        return _layout(steps, step_seconds, num_devices, cores, inner)
-    blocks = np.split(np.asarray(steps), num_devices)
-    times = [b.max(axis=0).sum() * step_seconds[len(steps) - 1] for b in blocks]
-    return max(max(times), sum(times) / cores)
+def _lockstep_slip(axis: int, all_chains_wide: bool):
+    """A wrong lockstep rule: the maximum over ``axis`` of a block, a step as wide as all the chains or the block."""
+    def wrong(steps, step_seconds, num_devices, cores, inner):
+        if inner == "map":
+            return _layout(steps, step_seconds, num_devices, cores, inner)
+        blocks = np.split(np.asarray(steps), num_devices)
+        times = [b.max(axis=axis).sum() * step_seconds[len(steps if all_chains_wide else b) - 1] for b in blocks]
+        return max(max(times), sum(times) / cores)
+
+    return wrong
+
+
+_full_width = _lockstep_slip(axis=0, all_chains_wide=True)
 
 
 def _summed_lockstep(steps, step_seconds, num_devices, cores, inner):
@@ -132,12 +139,7 @@ def _summed_lockstep(steps, step_seconds, num_devices, cores, inner):
     return max(max(times), sum(times) / cores)
 
 
-def _over_draws(steps, step_seconds, num_devices, cores, inner):
-    if inner == "map":
-        return _layout(steps, step_seconds, num_devices, cores, inner)
-    blocks = np.split(np.asarray(steps), num_devices)
-    times = [b.max(axis=1).sum() * step_seconds[len(b) - 1] for b in blocks]
-    return max(max(times), sum(times) / cores)
+_over_draws = _lockstep_slip(axis=1, all_chains_wide=False)
 
 
 @pytest.mark.parametrize("wrong, message", [

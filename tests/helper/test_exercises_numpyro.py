@@ -39,7 +39,7 @@ def good_max_draws(memory, num_chains, num_devices, num_latent, data_bytes):
 
 
 def test_max_draws_accepts_the_rule_and_a_search_with_the_runners_estimate(capsys):
-    from parallel_mcmc.sample.numpyro_runner import ChainPlan, estimate_memory
+    from parallel_mcmc.sample.numpyro_plan import ChainPlan, estimate_memory
 
     check.max_draws(good_max_draws)
 

@@ -9,16 +9,11 @@ import pytest
 from jax.sharding import AxisType, NamedSharding
 
 from parallel_mcmc.exercises import other_parallelism as check
+from rejecting import rejects, require_eight_devices
 
 P = jax.P
 PRIOR_SD = 2.5
-# tests/conftest.py gives every in-process test 8 CPU devices.
-assert jax.device_count() == 8, "run these tests with pytest from the repository, which sets up 8 CPU devices"
-
-
-def rejects(fn, *args, match: str, **kwargs):
-    with pytest.raises(AssertionError, match=match):
-        fn(*args, **kwargs)
+require_eight_devices()
 
 
 # ---------------------------------------------------------------- one chain over sharded data

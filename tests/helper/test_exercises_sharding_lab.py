@@ -13,15 +13,10 @@ from parallel_mcmc.devices import physical_cores
 from parallel_mcmc.exercises import sharding_lab as check
 from parallel_mcmc.models import regression
 from parallel_mcmc.models.regression import logistic_log_likelihood as log_likelihood
+from rejecting import rejects, require_eight_devices
 
 P = jax.P
-# tests/conftest.py gives every in-process test 8 CPU devices.
-assert jax.device_count() == 8, "run these tests with pytest from the repository, which sets up 8 CPU devices"
-
-
-def rejects(fn, *args, match: str, **kwargs):
-    with pytest.raises(AssertionError, match=match):
-        fn(*args, **kwargs)
+require_eight_devices()
 
 
 # ---------------------------------------------------------------- meshes and data

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from parallel_mcmc.measure import judging as judge_module
-from parallel_mcmc.measure.model import predict
-from parallel_mcmc.measure.judging import RULES, Comparison, Rules, judge, rate
+from parallel_mcmc.measure.prediction import predict
+from parallel_mcmc.measure.judging import Comparison, judge
+from parallel_mcmc.measure.rules import RULES, Rules, rate
 from parallel_mcmc.measure.timing import Timing
 
 

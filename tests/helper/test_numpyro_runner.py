@@ -7,14 +7,8 @@ import pytest
 from numpyro.infer import NUTS
 
 from parallel_mcmc.models.regression import linear_model, linear_posterior, make_linear_data
-from parallel_mcmc.sample.numpyro_runner import (
-    check_init_params,
-    estimate_memory,
-    latent_shapes,
-    plan_chains,
-    run_chains,
-    shard_chains,
-)
+from parallel_mcmc.sample.numpyro_runner import run_chains, shard_chains
+from parallel_mcmc.sample.numpyro_plan import check_init_params, estimate_memory, latent_shapes, plan_chains
 
 DATA = make_linear_data(60, 3, seed=1)
 X, Y = jnp.asarray(DATA.X), jnp.asarray(DATA.y)
@@ -91,7 +85,7 @@ def test_shard_chains_inner_map_runs_chains_one_after_another():
 def test_shard_chains_keeps_the_per_chain_function_name():
     from functools import partial
 
-    from parallel_mcmc.measure.timing import CompileLog
+    from parallel_mcmc.measure.cores import CompileLog
 
     def _one_chain(x, scale):
         return x * scale
@@ -175,7 +169,8 @@ def test_uneven_split_on_two_devices_in_a_fresh_process(run_python):
         from parallel_mcmc.devices import use_cpu_devices
         use_cpu_devices(2)
         import jax, jax.numpy as jnp
-        from parallel_mcmc.sample.numpyro_runner import plan_chains, shard_chains
+        from parallel_mcmc.sample.numpyro_runner import shard_chains
+        from parallel_mcmc.sample.numpyro_plan import plan_chains
         plan = plan_chains(3)
         print(plan.counts, plan.num_padding)
         out = shard_chains(plan)(lambda a: a * 2.0)(jnp.arange(3.0))

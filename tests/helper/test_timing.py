@@ -1,5 +1,7 @@
 """parallel_mcmc.measure: compilation left out, outputs blocked on, speedups beside ideals."""
 
+from __future__ import annotations
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -118,56 +120,6 @@ def test_speedup_rejects_bad_parts():
         speedup(t, t, ideal=0)
     with pytest.raises(TypeError, match="Timing"):
         speedup(1.0, t, ideal=2)
-
-
-def test_cores_busy_tells_waiting_from_working():
-    import time
-
-    calls = []
-
-    def sleep(seconds):
-        calls.append(seconds)
-        time.sleep(seconds)
-
-    def spin(seconds):
-        end = time.process_time() + seconds
-        while time.process_time() < end:
-            pass
-
-    assert timing.cores_busy(sleep, 0.05, calls=3, warmup=2) < 0.2
-    assert len(calls) == 5
-    assert timing.cores_busy(spin, 0.05, calls=3) > 0.3  # loose: the machine may be shared
-
-
-def test_cores_busy_rejects_bad_input():
-    with pytest.raises(TypeError, match="callable"):
-        timing.cores_busy(3.0)
-    with pytest.raises(ValueError, match="calls"):
-        timing.cores_busy(abs, 1, calls=0)
-    with pytest.raises(ValueError, match="warmup"):
-        timing.cores_busy(abs, 1, warmup=-1)
-
-
-def test_cores_available_counts_the_cores_the_threads_got():
-    one = timing.cores_available(1, 0.1)
-    assert 0.3 < one < 1.1  # loose: the machine may be shared
-    assert timing.cores_available(2, 0.1) < 2.1
-
-
-def test_cores_available_rejects_bad_input():
-    with pytest.raises(ValueError, match="cores"):
-        timing.cores_available(0)
-    with pytest.raises(ValueError, match="seconds"):
-        timing.cores_available(2, -1.0)
-
-
-def test_compile_log_sees_a_fresh_compilation():
-    with timing.CompileLog() as log:
-        jax.jit(lambda x: jnp.sin(x) * 3.0 + 0.123456)(jnp.arange(7.0)).block_until_ready()
-    assert log.compiles >= 1 and log.seconds > 0
-    seconds = log.seconds
-    jax.jit(lambda x: jnp.cos(x) + 0.654321)(jnp.arange(5.0)).block_until_ready()
-    assert log.seconds == seconds, "nothing is counted after the with block"
 
 
 def test_timed_and_interleaved_keep_outputs():

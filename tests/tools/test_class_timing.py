@@ -6,7 +6,7 @@ import nbformat
 import pytest
 
 from booktools.coursework.class_timing import write_class
-from booktools.coursework.student import make_student_notebook
+from booktools.coursework.edition import make_student_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = ROOT / "chapters/sharding_lab/arrays_and_shardings.md"

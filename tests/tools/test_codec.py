@@ -17,6 +17,7 @@ from booktools.coursework.codec import ForgedData, Replay, decode
 from booktools.coursework.harness import Recorder, encode
 from parallel_mcmc import pools
 from parallel_mcmc.exercises import beyond_one_machine
+from parallel_mcmc.exercises.beyond_one_machine import ex_processes_chains
 from parallel_mcmc.measure.timing import Timing
 
 
@@ -66,7 +67,7 @@ def test_a_learners_function_answers_only_recorded_calls():
 
 def test_the_verdict_runner_decides_on_the_record_and_on_unseen_inputs(capsys):
     """A record that holds right answers for the chapter's inputs only (forged, or a lookup table) fails."""
-    table = {args: want for args, want in beyond_one_machine._SPLITS}
+    table = {args: want for args, want in ex_processes_chains.CASES}
 
     def lookup(pid, n, c):
         if c % n:

@@ -7,45 +7,41 @@ import csv
 import json
 import subprocess
 import sys
-import textwrap
 
 import nbformat
 import pytest
-from test_grade import CELL_LIMIT, NOTEBOOK_LIMIT, RIGHT_CHAINS, RIGHT_COMBINE, STRIDED, TOY, answered, grade, statuses
+from toy_grading import (
+    CELL_LIMIT,
+    NOTEBOOK_LIMIT,
+    RIGHT_CHAINS,
+    RIGHT_COMBINE,
+    STRIDED,
+    TOY,
+    answered,
+    grade,
+    statuses,
+    toy_edition,
+)
 from test_student import make_book
+from toy_book import exercise
 
 from booktools.coursework import references, sandbox
+from booktools.coursework.edition import make_student_notebook
 from booktools.coursework.grade import grade_notebook
 from booktools.coursework.grade.report import gradebook, student_ids
-from booktools.coursework.student import build_student_edition, make_student_notebook
 
 pytestmark = pytest.mark.skipif(sandbox.available() is not None, reason=f"no sandbox here: {sandbox.available()}")
 
 # The toy chapter with points in its front matter and a third exercise that asks "why?" and has no check.
-POINTS = TOY.replace("kernelspec:", "exercise_points:\n  ex-toy-chains: 3\n  ex-toy-why: 2\nkernelspec:", 1) + textwrap.dedent('''
-    ```{exercise-start}
-    :label: ex-toy-why
-    ```
-    Why are the blocks contiguous? Answer in a sentence.
-    ```{exercise-end}
-    ```
-
-    ```{solution-start} ex-toy-why
-    :class: dropdown
-    ```
-    So that each process's chains are one slice of the array.
-    ```{solution-end}
-    ```
-''')
+POINTS = TOY.replace("kernelspec:", "exercise_points:\n  ex-toy-chains: 3\n  ex-toy-why: 2\nkernelspec:", 1) + "\n" + exercise(
+    "ex-toy-why", "Why are the blocks contiguous? Answer in a sentence.", [],
+    prose="So that each process's chains are one slice of the array.")
 
 
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory):
     """(book folder, student notebook) of the toy chapter with points and a "why?" exercise."""
-    book = make_book(tmp_path_factory.mktemp("book"), {"chapters/toy/toy.md": POINTS})
-    build_student_edition(book, verbose=False)
-    nb = nbformat.read(book / "_build/student/chapters/toy/toy.ipynb", as_version=4)
-    return book, nb
+    return toy_edition(tmp_path_factory.mktemp("book"), POINTS)
 
 
 def by_label(report):
@@ -202,7 +198,7 @@ def test_a_students_chapters_share_a_row_of_the_gradebook():
 
 def test_graders_in_threads_take_turns_except_while_they_wait(toy, tmp_path, monkeypatch):
     """Two submissions graded at once: reading and assembling (``ast``, not thread-safe in CPython 3.11)
-    hold the grader's lock; the kernel's run and the judge's process do not, so those overlap."""
+    hold the grader's lock; the kernel's run and the verdict runner's process do not, so those overlap."""
     import threading
     import time
 
@@ -212,7 +208,7 @@ def test_graders_in_threads_take_turns_except_while_they_wait(toy, tmp_path, mon
     held = {}
     running = []
     overlap = threading.Event()
-    real_assemble, real_execute = grade_module._assemble, grade_module._execute
+    real_assemble, real_execute = grade_module.assemble_submission, grade_module.execute
 
     def assemble(*args, **kwargs):
         held.setdefault("assemble", []).append(grade_module._SERIAL.locked())
@@ -231,8 +227,8 @@ def test_graders_in_threads_take_turns_except_while_they_wait(toy, tmp_path, mon
         finally:
             running.pop()
 
-    monkeypatch.setattr(grade_module, "_assemble", assemble)
-    monkeypatch.setattr(grade_module, "_execute", execute)
+    monkeypatch.setattr(grade_module, "assemble_submission", assemble)
+    monkeypatch.setattr(grade_module, "execute", execute)
     paths = []
     for name in ("one", "two"):
         nbformat.write(answered(nb), tmp_path / f"{name}.ipynb")
@@ -267,9 +263,7 @@ def write_answer(nb, text):
 
 def test_a_question_inside_a_checked_exercise_is_listed_to_grade_by_hand(tmp_path):
     (tmp_path / "book").mkdir()
-    book = make_book(tmp_path / "book", {"chapters/toy/toy.md": WRITTEN})
-    build_student_edition(book, verbose=False)
-    nb = nbformat.read(book / "_build/student/chapters/toy/toy.ipynb", as_version=4)
+    book, nb = toy_edition(tmp_path / "book", WRITTEN)
     subs = tmp_path / "subs"
     subs.mkdir()
     nbformat.write(write_answer(nb, ANSWER), subs / "ada.ipynb")

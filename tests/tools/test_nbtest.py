@@ -7,29 +7,17 @@ import time
 from pathlib import Path
 
 import pytest
+from toy_book import chapter, code_cell
 
 from booktools.execution_cache import BookCache, forget_if_src_changed, main
 
 ROOT = Path(__file__).resolve().parents[2]
 
-FRONT = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
-# A page
-"""
+FRONT = chapter("A page")
 
 
 def cell(source: str, tags: str = "") -> str:
-    head = f":tags: [{tags}]\n\n" if tags else ""
-    return f"\n```{{code-cell}} ipython3\n{head}{source}\n```\n"
+    return "\n" + code_cell(source, tags)
 
 
 @pytest.fixture

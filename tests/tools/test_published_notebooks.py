@@ -187,7 +187,8 @@ def test_published_chapter_runs_in_a_fresh_environment_from_the_wheel(tmp_path, 
 @pytest.mark.slow
 def test_answered_student_edition_runs_in_a_fresh_environment(tmp_path, monkeypatch, wheel):
     """The student edition brings the same set-up cell; answered with the book's solutions, every check passes."""
-    from booktools.coursework.student import build_student_edition, make_student_notebook, with_answers
+    from booktools.coursework.edition import make_student_notebook, with_answers
+    from booktools.coursework.student import build_student_edition
 
     chapter = ROOT / "chapters/getting_started/devices.md"
     build_student_edition(ROOT, tmp_path / "student", [chapter], verbose=False)

@@ -133,7 +133,7 @@ def test_without_a_sandbox_nothing_is_graded(tmp_path, monkeypatch, capsys):
     def no_kernel(*args, **kwargs):
         raise AssertionError("a kernel was started without a sandbox")
 
-    monkeypatch.setattr(grade_module, "_execute", no_kernel)
+    monkeypatch.setattr(grade_module, "execute", no_kernel)
     book = tmp_path / "book"
     (book / "chapters").mkdir(parents=True)
     (book / "_toc.yml").write_text("format: jb-book\nroot: intro\n")

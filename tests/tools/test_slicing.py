@@ -2,47 +2,27 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import jupytext
 import nbformat
 import pytest
-from test_student import FRONT
+from toy_book import code_cell, exercise
+from toy_book import chapter as toy_chapter
 
-from booktools.coursework.slicing import DROP_TAG, KEEP_TAG, cell_names, describe, needed, slice_chapter
-from booktools.coursework.student import exercise_chapters, make_student_notebook
+from booktools.coursework.edition import exercise_chapters, make_student_notebook
+from booktools.coursework.slicing import DROP_TAG, KEEP_TAG, describe, needed, slice_chapter
+from booktools.coursework.cell_names import cell_names
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def chapter(body: str) -> str:
     """A chapter whose code cells are the ``---``-separated parts of ``body``, then one exercise."""
-    cells = "\n".join(f"```{{code-cell}} ipython3\n{part.strip()}\n```\n" for part in body.split("\n---\n"))
-    return FRONT + "\n# A chapter\n\n" + cells + textwrap.dedent('''
-        ## Exercise
-
-        ```{exercise-start}
-        :label: ex-toy
-        ```
-        Write `answer(x)`.
-        ```{exercise-end}
-        ```
-
-        ```{solution-start} ex-toy
-        :class: dropdown
-        ```
-        ```{code-cell} ipython3
-        def answer(x):
-            return scale * helper(x) + offset
-        ```
-        ```{solution-end}
-        ```
-
-        ```{code-cell} ipython3
-        check_answer(answer)
-        ```
-    ''')
+    cells = [code_cell(part.strip()) for part in body.split("\n---\n")]
+    return toy_chapter("A chapter", *cells, "## Exercise", exercise(
+        "ex-toy", "Write `answer(x)`.", ["def answer(x):\n    return scale * helper(x) + offset"],
+        check="check_answer(answer)"))
 
 
 def sliced(tmp_path: Path, body: str):

@@ -12,41 +12,19 @@ import jupytext
 import nbformat
 import pytest
 import yaml
+from toy_book import FRONT, chapter, code_cell, exercise
 
 from booktools.coursework import student
-from booktools.coursework.student import (
-    LeakError,
-    build_student_edition,
-    exercise_chapters,
-    is_trivial,
-    make_student_notebook,
-    normalise,
-    solution_lines,
-    with_answers,
-)
+from booktools.coursework.edition import exercise_chapters, make_student_notebook, with_answers
+from booktools.coursework.leaks import LeakError, is_trivial, solution_lines
+from booktools.coursework.markdown import normalise
+from booktools.coursework.student import build_student_edition
 
 ROOT = Path(__file__).resolve().parents[2]
 
-FRONT = """\
----
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-    format_version: 0.13
-kernelspec:
-  display_name: Python 3 (ipykernel)
-  language: python
-  name: python3
----
-"""
-
 # A small chapter in the book's exercise convention: a function, a given-data cell,
 # a two-cell solution, prose solutions, a check with a message, a student-remove cell.
-TOY = FRONT + textwrap.dedent('''
-    # A toy chapter
-
-    ```{code-cell} ipython3
+CHECKS = textwrap.dedent("""
     import types
 
 
@@ -65,72 +43,22 @@ TOY = FRONT + textwrap.dedent('''
 
 
     check = types.SimpleNamespace(double=_check_double, mean=_check_mean)
-    ```
-
-    ```{code-cell} ipython3
-    :tags: [student-remove]
-
-    instructor_only_marker = "INSTRUCTOR-ONLY-CELL"
-    ```
-
-    ## Exercises
-
-    ```{exercise-start}
-    :label: ex-toy-double
-    ```
-    Write `double(x)`, which returns twice its argument.
-    ```{exercise-end}
-    ```
-
-    ```{solution-start} ex-toy-double
-    :class: dropdown
-    ```
-    Multiplying by two is the whole of it: SOLUTION-PROSE-ONE.
-    ```{code-cell} ipython3
-    def double(x):
-        return 2 * x  # SOLUTION-CODE-ONE
-    ```
-    ```{solution-end}
-    ```
-
-    ```{code-cell} ipython3
-    check.double(double)
-    ```
-
-    ```{exercise-start}
-    :label: ex-toy-mean
-    ```
-    Compute the mean of `data` below in `mean`, through its `total`.
-    ```{exercise-end}
-    ```
-
-    ```{code-cell} ipython3
-    data = [1.0, 2.0, 6.0]
-    ```
-
-    ```{solution-start} ex-toy-mean
-    :class: dropdown
-    ```
-    Add the items up first (SOLUTION-PROSE-TWO), then divide.
-
-    ```python
-    literal_block_inside_the_solution = "SOLUTION-LITERAL"
-    ```
-    ```{code-cell} ipython3
-    total = sum(data)  # SOLUTION-CODE-TWO
-    ```
-    ```{code-cell} ipython3
-    mean = total / len(data)  # SOLUTION-CODE-THREE
-    ```
-    ```{solution-end}
-    ```
-
-    ```{code-cell} ipython3
-    check.mean(mean, data)
-    ```
-
-    The chapter goes on after its exercises.
-''')
+""")
+TOY = chapter(
+    "A toy chapter",
+    code_cell(CHECKS),
+    code_cell('instructor_only_marker = "INSTRUCTOR-ONLY-CELL"', "student-remove"),
+    "## Exercises",
+    exercise("ex-toy-double", "Write `double(x)`, which returns twice its argument.",
+             ["def double(x):\n    return 2 * x  # SOLUTION-CODE-ONE"],
+             prose="Multiplying by two is the whole of it: SOLUTION-PROSE-ONE.", check="check.double(double)"),
+    exercise("ex-toy-mean", "Compute the mean of `data` below in `mean`, through its `total`.",
+             ["total = sum(data)  # SOLUTION-CODE-TWO", "mean = total / len(data)  # SOLUTION-CODE-THREE"],
+             given="data = [1.0, 2.0, 6.0]", check="check.mean(mean, data)",
+             prose='Add the items up first (SOLUTION-PROSE-TWO), then divide.\n\n```python\n'
+                   'literal_block_inside_the_solution = "SOLUTION-LITERAL"\n```'),
+    "The chapter goes on after its exercises.",
+)
 
 MARKERS = ["SOLUTION-PROSE-ONE", "SOLUTION-CODE-ONE", "SOLUTION-PROSE-TWO", "SOLUTION-LITERAL",
            "SOLUTION-CODE-TWO", "SOLUTION-CODE-THREE", "INSTRUCTOR-ONLY-CELL"]

@@ -9,8 +9,9 @@ import nbformat
 import pytest
 from booktools import timed_pages as tp
 
-from parallel_mcmc.measure.model import predict
-from parallel_mcmc.measure.judging import Verdict, rate
+from parallel_mcmc.measure.prediction import predict
+from parallel_mcmc.measure.judging import Verdict
+from parallel_mcmc.measure.rules import rate
 from parallel_mcmc.measure.timing import Timing
 
 
@@ -43,7 +44,7 @@ def test_a_printed_verdict_is_read_back():
 
 
 PAGE_CODE = """\
-from parallel_mcmc.measure.model import predict
+from parallel_mcmc.measure.prediction import predict
 from parallel_mcmc.measure.judging import judge
 from parallel_mcmc.measure.timing import Timing
 

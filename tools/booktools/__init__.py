@@ -11,5 +11,6 @@ the package ``parallel_mcmc``, in ``src/``). Modules:
 - :mod:`booktools.bench`: ``make bench``, every way of running chains beside the cost model.
 - :mod:`booktools.busy`: run a command (``make test``) while other processes keep cores busy.
 - :mod:`booktools.slurm_cluster`: a one-node SLURM cluster on this machine, for the tests that submit job scripts.
+- :mod:`booktools.slurm_config`: that cluster's ``slurm.conf``, written with no daemon started.
 - :mod:`booktools.coursework`: ``make student`` and ``make grade``, the student edition and the grader.
 """

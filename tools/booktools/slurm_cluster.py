@@ -21,7 +21,7 @@ It needs Debian's ``slurm-wlm`` and ``munge`` packages (``.ci/run`` installs
 them) and root, since ``slurmd`` starts each job's processes as the job's
 user. :func:`unavailable` says what is missing, in words that say what to
 do, or ``None``; :func:`slurm_conf` writes the configuration's text alone,
-with no daemon started.
+with no daemon started (it and :class:`ClusterConfig` live in :mod:`booktools.slurm_config`).
 
 ``python -m booktools.slurm_cluster`` starts a cluster, prints how long that
 took and its ``sinfo``, and stops it again.
@@ -33,15 +33,16 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from parallel_mcmc.process_group import free_port
+from parallel_mcmc.pools import free_port
+
+from .slurm_config import ClusterConfig, available_cpus, parse_conf, slurm_conf
 
 __all__ = [
     "COMMANDS",
@@ -118,95 +119,6 @@ def mpi_plugins(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if re.fullmatch(r"\s+[\w-]+", line)]
 
 
-def _cpus() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
-@dataclass(frozen=True)
-class ClusterConfig:
-    """What :func:`slurm_conf` writes: one node called ``host`` with ``cpus`` cores, files under ``folder``."""
-
-    folder: Path
-    host: str = field(default_factory=lambda: socket.gethostname().split(".")[0])
-    cpus: int = field(default_factory=_cpus)
-    real_memory_mb: int = 1024
-    cluster_name: str = "book"
-    partition: str = "debug"
-    controller_port: int = 6817
-    node_port: int = 6818
-    mpi_default: str = "none"
-
-    @property
-    def conf(self) -> Path:
-        return Path(self.folder) / "slurm.conf"
-
-    @property
-    def munge_socket(self) -> Path:
-        return Path(self.folder) / "munge" / "munge.socket"
-
-
-def slurm_conf(config: ClusterConfig) -> str:
-    """The text of ``slurm.conf`` for ``config``: one node, one partition, no cgroups, no accounting.
-
-    Every file the daemons write (state, spool, pid files, logs) is under
-    ``config.folder``; authentication goes through the MUNGE socket
-    ``config.munge_socket``. The node is reached at 127.0.0.1, so the cluster
-    never leaves this machine.
-    """
-    folder = Path(config.folder)
-    if not config.host or not re.fullmatch(r"[A-Za-z0-9-]+", config.host):
-        raise ValueError(f"host must be a short host name (letters, digits, '-'), got {config.host!r}.")
-    if config.cpus < 1 or config.real_memory_mb < 1:
-        raise ValueError(f"cpus and real_memory_mb must be positive, got {config.cpus} and {config.real_memory_mb}.")
-    lines = [
-        "# One node on this machine, written by booktools.slurm_cluster; every file under this folder.",
-        f"ClusterName={config.cluster_name}",
-        f"SlurmctldHost={config.host}(127.0.0.1)",
-        "SlurmUser=root",
-        "SlurmdUser=root",
-        f"SlurmctldPort={config.controller_port}",
-        f"SlurmdPort={config.node_port}",
-        "AuthType=auth/munge",
-        "CredType=cred/munge",
-        f"AuthInfo=socket={config.munge_socket}",
-        f"StateSaveLocation={folder / 'state'}",
-        f"SlurmdSpoolDir={folder / 'spool'}",
-        f"SlurmctldPidFile={folder / 'slurmctld.pid'}",
-        f"SlurmdPidFile={folder / 'slurmd.pid'}",
-        f"SlurmctldLogFile={folder / 'log' / 'slurmctld.log'}",
-        f"SlurmdLogFile={folder / 'log' / 'slurmd.log'}",
-        "# No cgroups: processes are tracked through /proc, tasks are not bound to cores.",
-        "ProctrackType=proctrack/linuxproc",
-        "TaskPlugin=task/none",
-        "JobAcctGatherType=jobacct_gather/none",
-        "AccountingStorageType=accounting_storage/none",
-        "JobCompType=jobcomp/none",
-        "SchedulerType=sched/backfill",
-        "SelectType=select/cons_tres",
-        "SelectTypeParameters=CR_Core",
-        f"MpiDefault={config.mpi_default}",
-        "ReturnToService=2",
-        "SlurmdTimeout=60",
-        "InactiveLimit=0",
-        "MinJobAge=300",
-        f"NodeName={config.host} NodeAddr=127.0.0.1 CPUs={config.cpus} RealMemory={config.real_memory_mb} "
-        "State=UNKNOWN",
-        f"PartitionName={config.partition} Nodes={config.host} Default=YES MaxTime=INFINITE State=UP",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def parse_conf(text: str) -> dict[str, str]:
-    """``Key=value`` pairs of a ``slurm.conf`` text (the first word of each line; comments dropped)."""
-    pairs = {}
-    for line in text.splitlines():
-        line = line.split("#", 1)[0].strip()
-        if "=" in line:
-            key, value = line.split("=", 1)
-            pairs[key] = value
-    return pairs
-
-
 @dataclass(frozen=True)
 class JobResult:
     """A finished job: its id, final state, exit code (``"0:0"`` is success), and seconds."""
@@ -232,7 +144,7 @@ class SlurmCluster:
 
     def __init__(self, *, cpus: int | None = None, real_memory_mb: int = 1024, start_timeout: float = 60.0,
                  mpi_default: str = "none", keep_folder: bool = False) -> None:
-        self.cpus = cpus or _cpus()
+        self.cpus = cpus or available_cpus()
         self.real_memory_mb = real_memory_mb
         self.start_timeout = start_timeout
         self.mpi_default = mpi_default

@@ -14,13 +14,13 @@ Grading does not rely on them running in the learner's kernel: the book's
 grader (a build tool, outside this package) runs the same checks in a
 separate process, on the values the learner's code produced, for inputs of
 its own as well (the ``cases`` argument of the checks that take one). It
-tells :func:`traced_program` about its records of a learner's function with
-:func:`record_type`.
+tells :func:`~parallel_mcmc.exercises.common.traced_program` about its records of a learner's function with
+:func:`~parallel_mcmc.exercises.common.record_type`.
 
 Helpers the checks share live in :mod:`parallel_mcmc.exercises.common` and are
-re-exported here: :func:`passed`, :func:`expect`, :func:`call` (run a
-learner's function and name its own exception), :func:`traced_program` (the
-program JAX traces from a learner's function) and :func:`as_float`.
+re-exported here: :func:`~parallel_mcmc.exercises.common.passed`, :func:`~parallel_mcmc.exercises.common.expect`, :func:`~parallel_mcmc.exercises.common.call` (run a
+learner's function and name its own exception), :func:`~parallel_mcmc.exercises.common.traced_program` (the
+program JAX traces from a learner's function) and :func:`~parallel_mcmc.exercises.common.as_float`.
 """
 
 from parallel_mcmc.exercises.common import (as_float, call, expect, importable, passed, program_structure,

@@ -12,10 +12,10 @@ time_with_calibration, judge``). The modules they live in are private and may mo
 from parallel_mcmc._surface import surface
 
 __all__, __getattr__, __dir__ = surface(__name__, {
-    "timing": ["Timing", "Speedup", "time_call", "timed", "time_interleaved", "time_with_calibration", "speedup",
-               "cores_busy", "cores_available", "CompileLog"],
-    "model": ["StepCost", "concurrent", "sequential_time", "lockstep_time", "sharded_time", "Prediction", "predict",
-              "split_call_time", "crossover"],
+    "timing": ["Timing", "Speedup", "time_call", "timed", "time_interleaved", "time_with_calibration", "speedup"],
+    "cores": ["cores_busy", "cores_available", "CompileLog"],
+    "model": ["StepCost", "concurrent", "sequential_time", "lockstep_time", "sharded_time", "split_call_time"],
+    "prediction": ["Prediction", "predict", "crossover"],
     "queue": ["map_chunksize", "pool_time", "pool_run_time", "chunked_pool_run_time"],
     "calibrate": ["pool_overhead", "collective_calls", "collective_cost"],
     "lockstep": ["integration_steps", "lockstep_cost", "device_loads", "steps_2d", "expected_lockstep_steps"],
@@ -23,7 +23,7 @@ __all__, __getattr__, __dir__ = surface(__name__, {
                 "against_model", "against_ideal"],
     "narrate": ["seconds", "speedup_sentence", "model_sentence"],
     "experiment": ["Experiment", "Measured", "Result", "measure"],
-    "judging": ["STRICT_ENV", "STATUSES", "READINGS", "OUTCOMES", "Rules", "RULES", "RunVerdict", "Comparison",
-              "Verdict", "rate", "strict", "judge"],
+    "rules": ["STATUSES", "READINGS", "Rules", "RULES", "RunVerdict", "rate"],
+    "judging": ["STRICT_ENV", "OUTCOMES", "Comparison", "Verdict", "strict", "judge"],
     "plots": ["plot_speedups", "plot_scaling", "plot_times_vs_ideal", "plot_steps_per_draw"],
 }, modules=["hlo", "xla_threads"])

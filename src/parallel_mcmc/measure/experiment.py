@@ -30,8 +30,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 from parallel_mcmc._validate import whole_number
 from parallel_mcmc.measure.compare import TOLERANCE, Interval, decide, model_interval, speedup_interval
-from parallel_mcmc.measure.judging import RULES, Rules, Verdict, judge
-from parallel_mcmc.measure.model import Prediction, predict
+from parallel_mcmc.measure.judging import Verdict, judge
+from parallel_mcmc.measure.rules import RULES, Rules
+from parallel_mcmc.measure.prediction import Prediction, predict
 from parallel_mcmc.measure.narrate import model_sentence, speedup_sentence
 from parallel_mcmc.measure.timing import Timing, time_interleaved, time_with_calibration
 
@@ -74,12 +75,12 @@ class Measured:
         Parameters
         ----------
         name : str
-            A run or a piece.
+            A run or a piece, as for :meth:`best`.
 
         Returns
         -------
         float
-            Seconds.
+            The median's seconds.
         """
         return self._timing(name).median
 
@@ -154,7 +155,7 @@ class Result:
     Parameters
     ----------
     experiment : Experiment
-        What was declared.
+        The experiment as it was declared.
     timings : dict of str to parallel_mcmc.measure.Timing
         The last measurement's timings of the runs and the pieces.
     outputs : dict of str to object
@@ -199,10 +200,8 @@ class Result:
 
         Parameters
         ----------
-        candidate : str
-            A run.
-        baseline : str, optional
-            Another run (the experiment's baseline when ``None``).
+        candidate, baseline : str
+            As for :meth:`speedup`.
 
         Returns
         -------
@@ -232,10 +231,8 @@ class Result:
 
         Parameters
         ----------
-        candidate : str
-            A run.
-        baseline : str, optional
-            Another run (the experiment's baseline when ``None``).
+        candidate, baseline
+            The two runs, as in :meth:`speedup`.
 
         Returns
         -------
@@ -252,7 +249,7 @@ class Result:
         Parameters
         ----------
         run : str
-            A run.
+            The run, as for :meth:`ratio`.
 
         Returns
         -------

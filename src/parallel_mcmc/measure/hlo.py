@@ -76,12 +76,10 @@ class Collective:
 
     Parameters
     ----------
-    name : str
-        The instruction's name.
+    name, shape : str
+        The instruction's name and result shape, as in :class:`Instruction`.
     kind : str
         ``all-reduce``, ...
-    shape : str
-        The result shape.
     bytes : int
         Its bytes.
     computation : str
@@ -104,10 +102,8 @@ class WhileLoop:
 
     Parameters
     ----------
-    name : str
-        The instruction's name.
-    computation : str
-        The computation it sits in.
+    name, computation : str
+        Where it is, as for a :class:`Collective`.
     condition : str
         Its condition computation.
     body : str
@@ -216,7 +212,7 @@ def collectives(text: str) -> list[Collective]:
     Parameters
     ----------
     text : str
-        The compiled program's text (``jax.jit(f).lower(*args).compile().as_text()``).
+        The compiled program's text, as for :func:`computations`.
 
     Returns
     -------
@@ -235,7 +231,7 @@ def while_loops(text: str) -> list[WhileLoop]:
     Parameters
     ----------
     text : str
-        The compiled program's text (``jax.jit(f).lower(*args).compile().as_text()``).
+        The program's text, as :func:`computations` reads it.
 
     Returns
     -------
@@ -260,7 +256,7 @@ def condition_ops(text: str, loop: WhileLoop | str) -> list[str]:
     Parameters
     ----------
     text : str
-        The compiled program's text (``jax.jit(f).lower(*args).compile().as_text()``).
+        The same text as :func:`computations` takes.
     loop : parallel_mcmc.measure.hlo.WhileLoop or str
         The loop, or its name.
 
@@ -301,7 +297,7 @@ def partitions(text: str) -> dict[str, int]:
     Parameters
     ----------
     text : str
-        The compiled program's text (``jax.jit(f).lower(*args).compile().as_text()``).
+        See :func:`computations`.
 
     Returns
     -------

@@ -44,141 +44,18 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from parallel_mcmc.measure.model import Prediction
-from parallel_mcmc.measure.timing import cores_available
-from parallel_mcmc._validate import real_number, whole_number
+from parallel_mcmc._validate import whole_number
+from parallel_mcmc.measure.cores import cores_available
+from parallel_mcmc.measure.prediction import Prediction
+from parallel_mcmc.measure.rules import Rules, RULES, RunVerdict, rate
 
-__all__ = ["STRICT_ENV", "STATUSES", "READINGS", "OUTCOMES", "Rules", "RULES", "RunVerdict", "Comparison", "Verdict",
-           "rate", "strict", "judge"]
+__all__ = ["STRICT_ENV", "OUTCOMES", "Comparison", "Verdict", "strict", "judge"]
 
-#: A run's status under the rules (:func:`rate`).
-STATUSES = ("agrees", "beats the model", "a cost missing", "far slower")
-#: What a page says of a run (:meth:`Verdict.reading`): its status, with a slow run told apart by whether the
-#: process had its cores. A page chooses its sentence from a dict with one entry for each.
-READINGS = ("agrees", "beats the model", "slower, cores free", "slower, cores busy")
 #: How a measured speedup compares with 1 (:attr:`Comparison.outcome`).
 OUTCOMES = ("faster", "tie", "slower")
 
 #: ``make test`` sets this to ``strict``: a timing failure that persists after re-measuring then raises.
 STRICT_ENV = "PARALLEL_MCMC_TIMING"
-
-
-@dataclass(frozen=True)
-class Rules:
-    """Every threshold of a timing verdict (see the module's docstring for what each one means).
-
-    Parameters
-    ----------
-    calibration_noise : float, optional
-        How far above ``1 + spread`` a ratio may go before the model is called wrong.
-    far_slower : float, optional
-        The fastest repeat's ratio below which a run fails (with the cores free).
-    flag_below : float, optional
-        The fastest repeat's ratio below which the page names a missing cost.
-    free_share : float, optional
-        The share of the cores the process must get for the lower bound to count.
-    tries : int, optional
-        The most measurements before a failure stands.
-
-    Raises
-    ------
-    ValueError
-        If a threshold is out of range, or not ``far_slower < flag_below <= 1``.
-    """
-
-    calibration_noise: float = 0.25  #: how far above ``1 + spread`` a ratio may go before the model is called wrong
-    far_slower: float = 0.5  #: the fastest repeat's ratio below which a run fails (with the cores free)
-    flag_below: float = 0.8  #: the fastest repeat's ratio below which the page names a missing cost
-    free_share: float = 0.85  #: the share of the cores the process must get for the lower bound to count
-    tries: int = 3  #: the most measurements before a failure stands
-
-    def __post_init__(self) -> None:
-        real_number("calibration_noise", self.calibration_noise, least=0)
-        real_number("far_slower", self.far_slower, above=0)
-        real_number("flag_below", self.flag_below, above=0)
-        real_number("free_share", self.free_share, above=0)
-        whole_number("tries", self.tries, 1)
-        if not self.far_slower < self.flag_below <= 1:
-            raise ValueError(f"expected far_slower < flag_below <= 1, got {self.far_slower} and {self.flag_below}.")
-
-
-#: The book's rules.
-RULES = Rules()
-
-
-@dataclass(frozen=True)
-class RunVerdict:
-    """What the rules say of one run.
-
-    Parameters
-    ----------
-    name : str
-        The run's name.
-    prediction : parallel_mcmc.measure.Prediction
-        Its measured time beside the model's.
-    status : str
-        ``"agrees"``, ``"beats the model"``, ``"a cost missing"`` or ``"far slower"``.
-    fails : bool
-        Whether it is a failure.
-    lower_bound_checked : bool
-        Whether the lower bound (*far slower*) was applied.
-    """
-
-    name: str
-    prediction: Prediction
-    status: str
-    fails: bool
-    lower_bound_checked: bool
-
-    @property
-    def ratio(self) -> float:
-        return self.prediction.ratio
-
-    def __str__(self) -> str:
-        p = self.prediction
-        flag = "  FAILS" if self.fails else ""
-        return (f"{self.name}: measured {_ms(p.measured.median)} (spread {p.spread:.0%}), predicted {_ms(p.predicted)}, "
-                f"predicted/measured {p.ratio:.2f} (fastest repeat {p.fastest_ratio:.2f}): {self.status}{flag}")
-
-
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:.1f} ms" if seconds < 10 else f"{seconds:.2f} s"
-
-
-def rate(name: str, prediction: Prediction, cores_free: bool, rules: Rules = RULES) -> RunVerdict:
-    """Apply the rules to the run ``name``.
-
-    Parameters
-    ----------
-    name : str
-        The run's name.
-    prediction : parallel_mcmc.measure.Prediction
-        Its measured time beside the model's.
-    cores_free : bool
-        The process had its cores, so the lower bound counts.
-    rules : parallel_mcmc.measure.Rules, optional
-        The thresholds.
-
-    Returns
-    -------
-    parallel_mcmc.measure.RunVerdict
-        The run's status.
-
-    Raises
-    ------
-    TypeError
-        If ``prediction`` is not a :class:`~parallel_mcmc.measure.Prediction`.
-    """
-    if not isinstance(prediction, Prediction):
-        raise TypeError(f"prediction must be a Prediction from costmodel.predict(), got {type(prediction).__name__}.")
-    ratio, fastest, spread = prediction.ratio, prediction.fastest_ratio, prediction.spread
-    if ratio > 1 + spread:
-        return RunVerdict(name, prediction, "beats the model", ratio > 1 + spread + rules.calibration_noise, cores_free)
-    if fastest < rules.far_slower:
-        return RunVerdict(name, prediction, "far slower", cores_free, cores_free)
-    if fastest < rules.flag_below:
-        return RunVerdict(name, prediction, "a cost missing", False, cores_free)
-    return RunVerdict(name, prediction, "agrees", False, cores_free)
 
 
 @dataclass(frozen=True)
@@ -314,7 +191,7 @@ class Verdict:
         Parameters
         ----------
         name : str
-            The run's name.
+            As for :meth:`status`.
 
         Returns
         -------
@@ -324,7 +201,7 @@ class Verdict:
         Raises
         ------
         KeyError
-            If there is no run ``name``.
+            Where :meth:`status` raises it.
         """
         status = self.status(name)
         if status in ("agrees", "beats the model"):
@@ -410,7 +287,6 @@ class Verdict:
 
 def _names(names: list[str]) -> str:
     return names[0] if len(names) == 1 else "; ".join(names[:-1]) + " and " + names[-1]
-
 
 
 def strict() -> bool:

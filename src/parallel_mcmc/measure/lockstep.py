@@ -87,7 +87,7 @@ def lockstep_cost(steps: Any) -> int:
     Parameters
     ----------
     steps : array_like
-        Integration steps, ``(chain, draw)``.
+        Integration steps, ``(chain, draw)``, which :func:`steps_2d` checks.
 
     Returns
     -------

@@ -40,7 +40,6 @@ it as the cause.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -48,19 +47,8 @@ import numpy as np
 
 from parallel_mcmc._validate import real_number, whole_number
 from parallel_mcmc.measure.lockstep import lockstep_cost, steps_2d
-from parallel_mcmc.measure.timing import Timing
 
-__all__ = [
-    "StepCost",
-    "concurrent",
-    "sequential_time",
-    "lockstep_time",
-    "sharded_time",
-    "Prediction",
-    "predict",
-    "split_call_time",
-    "crossover",
-]
+__all__ = ["StepCost", "concurrent", "sequential_time", "lockstep_time", "sharded_time", "split_call_time"]
 
 
 @dataclass(frozen=True)
@@ -124,7 +112,7 @@ class StepCost:
         Parameters
         ----------
         width : float
-            The chains vectorised together (positive).
+            Chains vectorised together, the same as for :meth:`at`.
 
         Returns
         -------
@@ -192,15 +180,13 @@ def lockstep_time(steps: Any, step: StepCost) -> float:
 
     Parameters
     ----------
-    steps : array_like
-        Integration steps of every chain at every draw, ``(chain, draw)``.
-    step : parallel_mcmc.measure.StepCost
-        The measured cost of one step at each width.
+    steps, step
+        As for :func:`sequential_time`.
 
     Returns
     -------
     float
-        The predicted seconds.
+        The predicted seconds in lockstep.
     """
     steps = steps_2d(steps)
     return lockstep_cost(steps) * step.at(steps.shape[0])
@@ -214,10 +200,8 @@ def sharded_time(steps: Any, step: StepCost, num_devices: int, cores: float, inn
 
     Parameters
     ----------
-    steps : array_like
-        Integration steps of every chain at every draw, ``(chain, draw)``.
-    step : parallel_mcmc.measure.StepCost
-        The measured cost of one step at each width.
+    steps, step
+        The chains' steps and the step's cost, as :func:`sequential_time` takes them.
     num_devices : int
         The devices; it must divide the number of chains.
     cores : float
@@ -250,85 +234,6 @@ def sharded_time(steps: Any, step: StepCost, num_devices: int, cores: float, inn
     return concurrent(per_device, cores)
 
 
-@dataclass(frozen=True)
-class Prediction:
-    """A measured time beside the cost model's prediction of it.
-
-    ``ratio`` is predicted over measured time: 1 means the model accounts for
-    all of it, below 1 that a cost is missing from the model (name and measure
-    it), above 1 that the measurement beat the model's best case.
-
-    Parameters
-    ----------
-    measured : parallel_mcmc.measure.Timing
-        The measured time.
-    predicted : float
-        The model's predicted seconds.
-    reason : str, optional
-        What the prediction counts.
-    """
-
-    measured: Timing
-    predicted: float
-    reason: str = ""
-
-    @property
-    def ratio(self) -> float:
-        return self.predicted / self.measured.median
-
-    @property
-    def fastest_ratio(self) -> float:
-        """Predicted over the fastest measured repeat, what a lower bound ("not far slower than the model")
-        checks, since a repeat slowed by another program says nothing about the method, and a method
-        that is truly slow is slow in every repeat."""
-        return self.predicted / self.measured.best
-
-    @property
-    def spread(self) -> float:
-        """The relative spread of the measured repeats, (max - min) / median."""
-        return self.measured.spread / self.measured.median
-
-    def __str__(self) -> str:
-        parts = [
-            f"measured {self.measured.median * 1e3:.1f} ms (spread {self.spread:.0%})",
-            f"predicted {self.predicted * 1e3:.1f} ms" + (f" ({self.reason})" if self.reason else ""),
-            f"predicted/measured {self.ratio:.2f}",
-        ]
-        return f"{self.measured.label}: " + ", ".join(parts)
-
-    def _repr_pretty_(self, printer, cycle) -> None:
-        printer.text(str(self))
-
-
-def predict(measured: Timing, predicted: float, reason: str = "") -> Prediction:
-    """Put a :class:`~parallel_mcmc.measure.Timing` beside the model's predicted seconds.
-
-    Parameters
-    ----------
-    measured : parallel_mcmc.measure.Timing
-        The measured time (from :func:`~parallel_mcmc.measure.time_call`).
-    predicted : float
-        The model's predicted seconds (positive).
-    reason : str, optional
-        What the prediction counts.
-
-    Returns
-    -------
-    parallel_mcmc.measure.Prediction
-        The two side by side.
-
-    Raises
-    ------
-    TypeError
-        If ``measured`` is not a :class:`~parallel_mcmc.measure.Timing`.
-    ValueError
-        If ``predicted`` is not a positive number.
-    """
-    if not isinstance(measured, Timing):
-        raise TypeError(f"measured must be a Timing from time_call(), got {type(measured).__name__}.")
-    return Prediction(measured, real_number("predicted", predicted, above=0), reason)
-
-
 def split_call_time(work_seconds: float, num_devices: int, cores: float, fixed_seconds: float,
                     cores_busy: float = 1.0) -> float:
     """One call whose work is split into ``num_devices`` equal pieces on devices that share ``cores`` cores.
@@ -353,7 +258,7 @@ def split_call_time(work_seconds: float, num_devices: int, cores: float, fixed_s
     num_devices : int
         The devices, one piece each.
     cores : float
-        The cores the devices share.
+        As for :func:`sharded_time`.
     fixed_seconds : float
         The fixed cost of one call over all ``num_devices`` devices (the same call doing no work, measured on those
         devices).
@@ -379,42 +284,3 @@ def split_call_time(work_seconds: float, num_devices: int, cores: float, fixed_s
     return fixed_seconds + max(work_seconds, num_devices * work_seconds * busy / cores)
 
 
-def crossover(sizes: Sequence[float], speedups: Sequence[float]) -> float | None:
-    """The size at which a speedup first rises above 1, from a sweep.
-
-    Between the two sizes where it first goes from at most 1 to above 1, the
-    crossing is interpolated linearly in log size and log speedup (a sweep on
-    a log grid).
-
-    Parameters
-    ----------
-    sizes : sequence of float
-        The sizes of the sweep (increasing).
-    speedups : sequence of float
-        ``speedups[i]`` measured or predicted at ``sizes[i]``.
-
-    Returns
-    -------
-    float or None
-        The crossover; ``sizes[0]`` when the speedup is above 1 from the
-        first size (the crossover lies at or below it), ``None`` when it is above
-        1 at none of them.
-
-    Raises
-    ------
-    ValueError
-        If the sequences are empty or of unequal length, ``sizes`` is not increasing, or a value is not positive.
-    """
-    x = [real_number("size", v, above=0) for v in sizes]
-    s = [real_number("speedup", v, above=0) for v in speedups]
-    if len(x) != len(s) or not x:
-        raise ValueError("sizes and speedups must be non-empty and of equal length.")
-    if any(b <= a for a, b in zip(x, x[1:])):
-        raise ValueError(f"sizes must be increasing, got {list(sizes)}.")
-    if s[0] > 1:
-        return x[0]
-    for (x0, s0), (x1, s1) in zip(zip(x, s), zip(x[1:], s[1:])):
-        if s0 <= 1 < s1:
-            t = -math.log(s0) / (math.log(s1) - math.log(s0))
-            return float(math.exp(math.log(x0) + t * (math.log(x1) - math.log(x0))))
-    return None

@@ -63,17 +63,15 @@ def plot_scaling(counts: Sequence[int], seconds: Sequence[float], ideal_seconds:
         The measured time at each count.
     ideal_seconds : sequence of float
         The ideal time at each count.
-    ax : matplotlib.axes.Axes or None, optional
-        The axes to draw on (default: new ones).
+    ax, title
+        As for :func:`plot_speedups`.
     xlabel : str, optional
         The label of the x axis.
-    title : str or None, optional
-        The title.
 
     Returns
     -------
     matplotlib.axes.Axes
-        The axes.
+        The axes drawn on.
 
     Raises
     ------
@@ -112,22 +110,20 @@ def plot_times_vs_ideal(labels: Sequence[str], measured: Sequence[float], ideal:
         The measured seconds of each.
     ideal : sequence of float
         The ideal (or predicted) seconds of each.
-    ax : matplotlib.axes.Axes or None, optional
-        The axes to draw on (default: new ones).
-    title : str or None, optional
-        The title.
+    ax, title : optional
+        The axes and title, as :func:`plot_speedups` takes them.
     ideal_label : str, optional
         The legend's label of the ideal bars.
 
     Returns
     -------
     matplotlib.axes.Axes
-        The axes.
+        The axes, with the bars.
 
     Raises
     ------
     ValueError
-        If the sequences are empty or of unequal length.
+        As :func:`plot_scaling` raises it, for these sequences.
     """
     if not (len(labels) == len(measured) == len(ideal)) or not labels:
         raise ValueError(
@@ -163,17 +159,15 @@ def plot_steps_per_draw(steps: Any, ax=None, title: str | None = None, max_chain
     ----------
     steps : array_like
         Integration steps, ``(chain, draw)``.
-    ax : matplotlib.axes.Axes or None, optional
-        The axes to draw on (default: new ones).
-    title : str or None, optional
-        The title.
+    ax, title
+        The same as in :func:`plot_speedups`.
     max_chains : int, optional
         The chains drawn at most.
 
     Returns
     -------
     matplotlib.axes.Axes
-        The axes.
+        The axes, a line a chain.
     """
     steps = steps_2d(steps)
     if ax is None:

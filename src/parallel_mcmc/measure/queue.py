@@ -140,14 +140,8 @@ def pool_time(
 
 
 def pool_run_time(
-    tasks_per_map: Sequence[int],
-    task_seconds: float,
-    workers: int,
-    cores: float,
-    *,
-    overhead_per_task: float = 0.0,
-    master_cores: float = 0.0,
-    master_cpu_per_task: float = 0.0,
+    tasks_per_map: Sequence[int], task_seconds: float, workers: int, cores: float, *,
+    overhead_per_task: float = 0.0, master_cores: float = 0.0, master_cpu_per_task: float = 0.0,
     pool_map_chunks: bool = False,
 ) -> float:
     """A run whose maps had ``tasks_per_map`` tasks each, one map after another: a :func:`pool_time` round a map.
@@ -156,18 +150,8 @@ def pool_run_time(
     ----------
     tasks_per_map : sequence of int
         The task count of every map of the run.
-    task_seconds : float
-        Seconds of one task's work.
-    workers : int
-        The pool's workers.
-    cores : float
-        Cores the master and workers share.
-    overhead_per_task : float, optional
-        Seconds of sending one task and its answer.
-    master_cores : float, optional
-        Cores the master keeps busy.
-    master_cpu_per_task : float, optional
-        The master's own CPU seconds per task.
+    task_seconds, workers, cores, overhead_per_task, master_cores, master_cpu_per_task
+        As for :func:`pool_time`.
     pool_map_chunks : bool, optional
         The tasks go out in the chunks ``multiprocessing.Pool.map`` picks (:func:`map_chunksize`); otherwise one
         at a time, as an MPI pool sends them.
@@ -182,9 +166,7 @@ def pool_run_time(
     ValueError
         If ``tasks_per_map`` is empty or an argument is out of range.
     """
-    tasks_per_map = [whole_number("tasks in a map", n, 1) for n in tasks_per_map]
-    if not tasks_per_map:
-        raise ValueError("tasks_per_map is empty: pass the task count of every map the run made.")
+    tasks_per_map = _task_counts(tasks_per_map)
     return sum(
         pool_time(
             n, 1, task_seconds, workers, cores,
@@ -218,7 +200,7 @@ def chunked_pool_run_time(
     Parameters
     ----------
     tasks_per_map : sequence of int
-        The task count of every map of the run.
+        The task counts, one a map, as :func:`pool_run_time` takes them.
     task_seconds : float
         Seconds of one task's work.
     ranks : int
@@ -231,19 +213,25 @@ def chunked_pool_run_time(
     Returns
     -------
     float
-        The predicted seconds of the run (a best case).
+        The predicted seconds of the run, a best case.
 
     Raises
     ------
     ValueError
-        If ``tasks_per_map`` is empty or an argument is out of range.
+        Where :func:`pool_run_time` raises it.
     """
-    tasks_per_map = [whole_number("tasks in a map", n, 1) for n in tasks_per_map]
-    if not tasks_per_map:
-        raise ValueError("tasks_per_map is empty: pass the task count of every map the run made.")
+    tasks_per_map = _task_counts(tasks_per_map)
     ranks = whole_number("ranks", ranks, 1)
     task_seconds = real_number("task_seconds", task_seconds, least=0)
     cores = real_number("cores", cores, above=0)
     round_overhead = real_number("round_overhead", round_overhead, least=0)
     return sum(round_overhead + max(math.ceil(n / ranks) * task_seconds, n * task_seconds / cores)
                for n in tasks_per_map)
+
+
+def _task_counts(tasks_per_map: Sequence[int]) -> list[int]:
+    """Every map's task count, checked: whole numbers >= 1, and at least one map."""
+    counts = [whole_number("tasks in a map", n, 1) for n in tasks_per_map]
+    if not counts:
+        raise ValueError("tasks_per_map is empty: pass the task count of every map the run made.")
+    return counts

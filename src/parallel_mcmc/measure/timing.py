@@ -25,11 +25,8 @@ spends compiling, from its own events.
 from __future__ import annotations
 
 import functools
-import hashlib
 import statistics
-import threading
 import time
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -37,7 +34,7 @@ import jax
 
 from parallel_mcmc._validate import real_number, whole_number
 
-__all__ = ["Timing", "Speedup", "time_call", "timed", "time_interleaved", "time_with_calibration", "speedup", "cores_busy", "cores_available", "CompileLog"]
+__all__ = ["Timing", "Speedup", "time_call", "timed", "time_interleaved", "time_with_calibration", "speedup"]
 
 
 @dataclass(frozen=True)
@@ -203,7 +200,7 @@ def time_call(
     repeats : int, optional
         Timed calls (at least 1).
     warmup : int, optional
-        Untimed calls first.
+        Untimed calls first, the first of them compiling.
     label : str or None, optional
         The timing's label (default: the function's name).
     **kwargs : Any
@@ -230,14 +227,8 @@ def timed(fn: Callable[..., Any], *args: Any, repeats: int = 3, label: str | Non
 
     Parameters
     ----------
-    fn : callable
-        The function to time.
-    *args : Any
-        Its positional arguments.
-    repeats : int, optional
-        Timed calls (at least 1).
-    label : str or None, optional
-        The timing's label (default: the function's name).
+    fn, *args, repeats, label
+        As for :func:`time_call`.
 
     Returns
     -------
@@ -336,99 +327,15 @@ class Speedup:
         printer.text(str(self))
 
 
-def cores_busy(fn: Callable[..., Any], *args: Any, calls: int = 1, warmup: int = 1, **kwargs: Any) -> float:
-    """How many cores this process kept busy while ``fn(*args, **kwargs)`` ran.
-
-    The :attr:`Timing.cores_busy` of :func:`time_interleaved` with this one
-    call: CPU seconds of the whole process (all its threads) over wall-clock
-    seconds, over ``calls`` calls after ``warmup`` untimed ones (compilation
-    left out), every output waited for. About 1 means one core did the work;
-    about the core count means the calls used the whole machine. Other
-    programs on the machine lower it: it counts only what this process got.
-
-    Parameters
-    ----------
-    fn : callable
-        The function to run.
-    *args : Any
-        Its positional arguments.
-    calls : int, optional
-        Timed calls (at least 1).
-    warmup : int, optional
-        Untimed calls first.
-    **kwargs : Any
-        Its keyword arguments.
-
-    Returns
-    -------
-    float
-        CPU seconds of the process over wall-clock seconds.
-
-    Raises
-    ------
-    TypeError
-        If ``fn`` is not callable, or a count is not a whole number.
-    """
-    whole_number("calls", calls, 1)
-    return _one(fn, args, kwargs, None, calls, warmup)[0].cores_busy
-
-
-def cores_available(cores: int = 2, seconds: float = 0.3) -> float:
-    """How many of ``cores`` cores this process gets right now: about ``cores`` on a quiet machine.
-
-    Runs ``cores`` threads that hash a 1 MB block over and over for
-    ``seconds`` (``hashlib`` lets go of Python's lock while it hashes, so the
-    threads run at once). Other busy programs on the machine take their share,
-    and the figure drops below ``cores``.
-
-    Parameters
-    ----------
-    cores : int, optional
-        The threads to run (at least 1).
-    seconds : float, optional
-        How long they run.
-
-    Returns
-    -------
-    float
-        The process's CPU seconds over the wall-clock seconds.
-
-    Raises
-    ------
-    ValueError
-        If ``cores`` is not a whole number >= 1 or ``seconds`` not a positive number.
-    """
-    whole_number("cores", cores, 1)
-    real_number("seconds", seconds, above=0, of=" of seconds")
-    block = bytes(1 << 20)
-    end = time.perf_counter() + seconds
-
-    def hash_until_end() -> None:
-        while time.perf_counter() < end:
-            hashlib.sha256(block).digest()
-
-    threads = [threading.Thread(target=hash_until_end) for _ in range(cores)]
-    wall, cpu = time.perf_counter(), time.process_time()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return (time.process_time() - cpu) / (time.perf_counter() - wall)
-
-
 def speedup(baseline: Timing, candidate: Timing, ideal: float, ideal_reason: str = "") -> Speedup:
     """Build a :class:`Speedup`, checking that its parts make sense.
 
     Parameters
     ----------
-    baseline : parallel_mcmc.measure.Timing
-        The timing of the baseline.
-    candidate : parallel_mcmc.measure.Timing
-        The timing of the candidate.
+    baseline, candidate, ideal_reason
+        As for :class:`Speedup`.
     ideal : float
         The speedup the cost model predicts (positive).
-    ideal_reason : str, optional
-        Why that is the ideal.
 
     Returns
     -------
@@ -449,60 +356,3 @@ def speedup(baseline: Timing, candidate: Timing, ideal: float, ideal_reason: str
     return Speedup(baseline=baseline, candidate=candidate, ideal=float(ideal), ideal_reason=ideal_reason)
 
 
-class CompileLog:
-    """Measure the time JAX spends tracing, lowering and compiling inside a ``with`` block.
-
-    Listens to JAX's own monitoring events (``/jax/core/compile/...``). Tracing
-    an outer function traces the functions it calls, so those events nest; each
-    event is turned into a time interval and ``seconds`` is the length of their
-    union: compilation alone, counted once.
-
-    Attributes
-    ----------
-    compiles : int
-        Counts backend compilations.
-    compiled : dict[str, int]
-        Counts them by function name (a ``collections.Counter``).
-    """
-
-    _EVENTS = (
-        "/jax/core/compile/jaxpr_trace_duration",
-        "/jax/core/compile/jaxpr_to_mlir_module_duration",
-        "/jax/core/compile/backend_compile_duration",
-    )
-
-    def __init__(self) -> None:
-        self.compiles = 0
-        self.compiled: Counter[str] = Counter()
-        self._spans: list[tuple[float, float]] = []
-        self._active = False
-
-    def _listen(self, event: str, duration: float, **kwargs: Any) -> None:
-        if self._active and event in self._EVENTS:
-            end = time.perf_counter()
-            self._spans.append((end - duration, end))
-            if event == self._EVENTS[-1]:
-                self.compiles += 1
-                self.compiled[str(kwargs.get("fun_name", "?"))] += 1
-
-    @property
-    def seconds(self) -> float:
-        """Seconds spent compiling (union of the compile events' intervals)."""
-        total, reach = 0.0, float("-inf")
-        for start, end in sorted(self._spans):
-            if end > reach:
-                total += end - max(start, reach)
-                reach = end
-        return total
-
-    def __enter__(self) -> "CompileLog":
-        self._active = True
-        jax.monitoring.register_event_duration_secs_listener(self._listen)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._active = False
-        try:
-            jax.monitoring.unregister_event_duration_listener(self._listen)
-        except (AssertionError, ValueError):
-            pass  # already removed; it is inactive anyway

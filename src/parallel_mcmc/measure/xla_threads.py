@@ -28,7 +28,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from typing import Any, Callable
 
 import numpy as np
@@ -107,7 +106,6 @@ def workloads(mesh: Any = None) -> dict[str, tuple]:
         ``{label: (compiled fn, *args)}``.
     """
     import jax
-    import jax.numpy as jnp
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
 
@@ -219,7 +217,7 @@ class OneThreadDevice:
         Parameters
         ----------
         label : str
-            The workload's label.
+            The workload to run, a label :meth:`call` takes.
 
         Returns
         -------
@@ -234,7 +232,7 @@ class OneThreadDevice:
         Parameters
         ----------
         label : str
-            The workload's label.
+            A workload already given to :meth:`call`.
 
         Returns
         -------

@@ -158,7 +158,7 @@ def spread_positions(num_chains: int, seed: int = 1, loc_range=(0.0, 20.0), log_
     Parameters
     ----------
     num_chains : int
-        The number of chains.
+        As for :func:`constant_positions`.
     seed : int, optional
         The seed of the key.
     loc_range : tuple of float, optional
@@ -169,7 +169,7 @@ def spread_positions(num_chains: int, seed: int = 1, loc_range=(0.0, 20.0), log_
     Returns
     -------
     dict
-        ``{"loc", "log_scale"}``, each ``(num_chains,)``.
+        ``{"loc", "log_scale"}``, as :func:`constant_positions` returns them.
     """
     _check_chains(num_chains)
     rng = np.random.default_rng(seed)

@@ -109,19 +109,15 @@ def make_logistic_data(n: int, p: int = 3, *, seed: int = 0, beta: np.ndarray | 
 
     Parameters
     ----------
-    n : int
-        The number of rows.
-    p : int, optional
-        The number of coefficients, the intercept included.
-    seed : int, optional
-        The seed.
+    n, p, seed
+        As for :func:`make_linear_data`.
     beta : numpy.ndarray or None, optional
         The coefficients, ``(p,)`` (default: drawn from N(0, 1)).
 
     Returns
     -------
     parallel_mcmc.models.regression.RegressionData
-        ``X``, ``y`` and ``beta_true``.
+        ``X``, ``y`` and the coefficients as ``beta_true``.
 
     Raises
     ------
@@ -174,19 +170,15 @@ def logistic_model(X, y=None, *, prior_sd: float = 2.5, prior_power: float = 1.0
 
     Parameters
     ----------
-    X : array_like
-        The design matrix, ``(n, p)``.
+    X, prior_sd, prior_power
+        As for :func:`linear_model`.
     y : array_like or None, optional
         The 0/1 responses, ``(n,)``; ``None`` to predict.
-    prior_sd : float, optional
-        The prior's standard deviation.
-    prior_power : float, optional
-        The power the prior is raised to (``1 / S`` for a shard of ``S``).
 
     Returns
     -------
     None
-        A NumPyro model records its sites; it returns nothing.
+        Like :func:`linear_model`, it only records its sites.
     """
     import numpyro
     import numpyro.distributions as dist
@@ -227,16 +219,8 @@ def linear_posterior(X, y, *, prior_sd: float = 1.0, noise_sd: float = 1.0, prio
 
     Parameters
     ----------
-    X : array_like
-        The design matrix, ``(n, p)``.
-    y : array_like
-        The responses, ``(n,)``.
-    prior_sd : float, optional
-        The prior's standard deviation.
-    noise_sd : float, optional
-        The noise's standard deviation.
-    prior_power : float, optional
-        The power the prior is raised to.
+    X, y, prior_sd, noise_sd, prior_power
+        The data and the model's scales, as :func:`linear_model` takes them (``y`` is required here).
 
     Returns
     -------

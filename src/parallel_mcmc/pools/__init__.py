@@ -13,9 +13,10 @@ from parallel_mcmc._surface import surface
 
 __all__, __getattr__, __dir__ = surface(__name__, {
     "workers": ["CountingPool", "DEFAULT_COST", "burn_cpu", "busy_log_prob", "log_prob_with_data", "set_worker_data",
-                "attach_shared_data", "worker_data", "log_prob_worker_data", "CPUTimes", "children_cpu_times",
-                "call_with_faults", "keep_freed_memory", "sinusoid_log_prob_points"],
-    "mpi": ["MPIPoolClosingOnce", "SharingMPIPool", "FuturesPool", "IDLE_SLEEP", "MPIWorkerError",
-            "contiguous_chunks", "wait_for_message", "evaluate_chunk", "MPIExecNotFound", "find_mpiexec"],
+                "attach_shared_data", "worker_data", "log_prob_worker_data", "sinusoid_log_prob_points"],
+    "faults": ["CPUTimes", "children_cpu_times", "call_with_faults", "keep_freed_memory"],
+    "mpi": ["MPIPoolClosingOnce", "FuturesPool", "MPIExecNotFound", "find_mpiexec"],
+    "sharing": ["SharingMPIPool", "IDLE_SLEEP", "MPIWorkerError", "contiguous_chunks", "wait_for_message",
+                "evaluate_chunk"],
     "process_group": ["ProcessGroupError", "GroupRun", "free_port", "run_processes"],
 }, modules=["emcee_tasks"])

@@ -229,14 +229,12 @@ def run_serial(steps: int, cost: float = DEFAULT_COST) -> emcee.EnsembleSampler:
 
     Parameters
     ----------
-    steps : int
-        The sampler's steps.
-    cost : float, optional
-        CPU seconds each evaluation burns.
+    steps, cost
+        The steps and cost of :func:`run_sampler`.
 
     Returns
     -------
     emcee.EnsembleSampler
-        The sampler after the run.
+        The sampler after its serial run.
     """
     return run_sampler(None, steps, cost)

@@ -73,7 +73,8 @@ from parallel_mcmc.pools.emcee_tasks import (
     task_function,
     uneven_costs,
 )
-from parallel_mcmc.pools.mpi import FuturesPool, MPIPoolClosingOnce, SharingMPIPool
+from parallel_mcmc.pools.mpi import FuturesPool, MPIPoolClosingOnce
+from parallel_mcmc.pools.sharing import SharingMPIPool
 from parallel_mcmc.pools.workers import DEFAULT_COST, CountingPool, burn_cpu
 
 __all__ = ["POOLS", "main"]

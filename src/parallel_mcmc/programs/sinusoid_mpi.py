@@ -109,7 +109,7 @@ def rank_data(pause: float) -> tuple[int, str, int, int, int]:
     Parameters
     ----------
     pause : float
-        Seconds to sleep.
+        As for :func:`parallel_mcmc.pools.emcee_tasks.rank_cpu_time`.
 
     Returns
     -------

@@ -98,7 +98,7 @@ def inverse_mass_matrix(data: Any) -> np.ndarray:
     Parameters
     ----------
     data : array_like
-        The observations, 1-D.
+        The 1-D observations of :func:`exact_loc`.
 
     Returns
     -------

@@ -11,8 +11,9 @@ from parallel_mcmc._surface import surface
 
 __all__, __getattr__, __dir__ = surface(__name__, {
     "chains": ["sequential_runner", "vmap_runner", "shard_map_runner", "summary_runner"],
-    "numpyro_runner": ["ChainPlan", "plan_chains", "shard_chains", "latent_shapes", "check_init_params",
-                       "ChainRun", "run_chains", "MemoryEstimate", "estimate_memory"],
+    "numpyro_plan": ["ChainPlan", "plan_chains", "latent_shapes", "check_init_params", "MemoryEstimate",
+                     "estimate_memory"],
+    "numpyro_runner": ["shard_chains", "ChainRun", "run_chains"],
     "consensus": ["split_data", "consensus_combine", "Subposteriors", "sample_subposteriors", "subposterior_sampler"],
     "diagnostics": ["to_inference_data", "superchain_ids", "nested_rhat_from_summaries", "nested_rhat_threshold"],
 })

@@ -95,20 +95,18 @@ def vmap_runner(step: Step, num_draws: int):
 
     Parameters
     ----------
-    step : callable
-        A BlackJAX-style ``step(key, state) -> (state, info)`` for one chain.
-    num_draws : int
-        The draws each chain makes (at least 1).
+    step, num_draws
+        As :func:`sequential_runner` takes them.
 
     Returns
     -------
     callable
-        The compiled ``f(keys, states) -> (positions, info)``, axes ``(chain, draw, ...)``.
+        The same function of the same keys and states as :func:`sequential_runner` compiles.
 
     Raises
     ------
     TypeError
-        If ``step`` is not callable or ``num_draws`` not a whole number >= 1.
+        Where :func:`sequential_runner` raises it.
     """
     _check_step(step, num_draws)
 
@@ -135,10 +133,8 @@ def shard_map_runner(step: Step, num_draws: int, mesh: Any, axis_name: str = "ch
 
     Parameters
     ----------
-    step : callable
-        A BlackJAX-style ``step(key, state) -> (state, info)`` for one chain.
-    num_draws : int
-        The draws each chain makes (at least 1).
+    step, num_draws
+        As for :func:`sequential_runner`.
     mesh : jax.sharding.Mesh
         The mesh whose axis ``axis_name`` the chains are split over.
     axis_name : str, optional
@@ -149,7 +145,7 @@ def shard_map_runner(step: Step, num_draws: int, mesh: Any, axis_name: str = "ch
     Returns
     -------
     callable
-        The compiled ``f(keys, states) -> (positions, info)``, axes ``(chain, draw, ...)``.
+        What :func:`sequential_runner` compiles, split over the mesh.
 
     Raises
     ------
@@ -187,9 +183,9 @@ def summary_runner(step: Step, num_draws: int):
     Parameters
     ----------
     step : callable
-        A BlackJAX-style ``step(key, state) -> (state, info)`` for one chain.
+        The one-chain ``step(key, state) -> (state, info)`` of :func:`sequential_runner`.
     num_draws : int
-        The draws each chain makes (at least 1).
+        The draws each chain makes (at least 1), none of them kept.
 
     Returns
     -------
@@ -200,7 +196,7 @@ def summary_runner(step: Step, num_draws: int):
     Raises
     ------
     TypeError
-        If ``step`` is not callable or ``num_draws`` not a whole number >= 1.
+        As for :func:`sequential_runner`.
     """
     _check_step(step, num_draws)
 

@@ -24,7 +24,8 @@ import jax.numpy as jnp
 import numpy as np
 from numpyro.infer import MCMC, NUTS
 
-from parallel_mcmc.sample.numpyro_runner import plan_chains, shard_chains
+from parallel_mcmc.sample.numpyro_runner import shard_chains
+from parallel_mcmc.sample.numpyro_plan import plan_chains
 from parallel_mcmc._validate import whole_number
 
 __all__ = ["split_data", "consensus_combine", "Subposteriors", "sample_subposteriors", "subposterior_sampler"]
@@ -171,7 +172,7 @@ class Subposteriors:
         Parameters
         ----------
         site : str
-            The site's name.
+            The site, as :meth:`draws` takes it.
 
         Returns
         -------
@@ -218,24 +219,8 @@ def subposterior_sampler(
 
     Parameters
     ----------
-    model : callable
-        A NumPyro model ``model(X, y, prior_power=..., **model_kwargs)``.
-    X_shards : array_like
-        The shards' rows, ``(S, m, p)`` (from :func:`split_data`).
-    y_shards : array_like
-        The shards' responses, ``(S, m)``.
-    num_warmup : int
-        Warm-up iterations of each chain.
-    num_samples : int
-        Draws each chain keeps.
-    num_chains : int, optional
-        Chains per shard (two or more let R-hat check each sub-posterior).
-    devices : sequence or None, optional
-        The devices the shards are spread over (default: all).
-    inner : str, optional
-        How a device runs its chains: ``"vmap"`` in lockstep, ``"map"`` one after another.
-    **model_kwargs : Any
-        Further keyword arguments of ``model``.
+    model, X_shards, y_shards, num_warmup, num_samples, num_chains, devices, inner, **model_kwargs
+        As for :func:`sample_subposteriors`, whose ``rng_key`` the sampler takes instead.
 
     Returns
     -------
@@ -245,7 +230,7 @@ def subposterior_sampler(
     Raises
     ------
     ValueError
-        If ``X_shards`` is not ``(S, m, p)`` with ``y_shards`` ``(S, m)``, or a count is not a whole number.
+        Where :func:`sample_subposteriors` would raise it.
     """
     X_shards, y_shards = jnp.asarray(X_shards), jnp.asarray(y_shards)
     if X_shards.ndim != 3 or y_shards.shape != X_shards.shape[:2]:
@@ -276,17 +261,8 @@ def subposterior_sampler(
 
 
 def sample_subposteriors(
-    model: Callable,
-    X_shards: Any,
-    y_shards: Any,
-    *,
-    rng_key: Any,
-    num_warmup: int,
-    num_samples: int,
-    num_chains: int = 2,
-    devices: Sequence | None = None,
-    inner: str = "vmap",
-    **model_kwargs: Any,
+    model: Callable, X_shards: Any, y_shards: Any, *, rng_key: Any, num_warmup: int, num_samples: int,
+    num_chains: int = 2, devices: Sequence | None = None, inner: str = "vmap", **model_kwargs: Any,
 ) -> Subposteriors:
     """Sample every shard's sub-posterior with ``num_chains`` NUTS chains, shards spread over ``devices``.
 

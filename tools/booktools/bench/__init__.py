@@ -44,6 +44,7 @@ import csv
 import json
 import os
 import platform
+import sys
 import time
 from dataclasses import asdict
 from pathlib import Path

@@ -8,7 +8,7 @@ solutions (every one earns full marks, so every exercise runs to its end), saved
 as ``<folder>/sNNN/<chapter>.ipynb`` as a class would hand it in. The grader runs
 as ``make grade`` runs it (``python -m booktools.coursework.grade``), once per
 ``--jobs`` value, and the wall time of the whole run is measured: the grader's
-start, every sandbox, kernel and judge included. The record (times, per
+start, every sandbox, kernel and verdict runner included. The record (times, per
 submission, the machine's cores and load) is printed and written as JSON; the
 page for instructors quotes it.
 """
@@ -27,7 +27,8 @@ from pathlib import Path
 
 import nbformat
 
-from .student import find_book_root, ipynb_as_saved, make_student_notebook, setup_cell_adder, with_answers
+from .edition import find_book_root, make_student_notebook, with_answers
+from .student import ipynb_as_saved, setup_cell_adder
 
 __all__ = ["write_class", "time_grading", "main"]
 

@@ -184,6 +184,7 @@ def _jax_array(data: dict):
 # (as a pool's initializer, say): pure functions of their arguments. Anything else named by a submission
 # becomes a stand-in that refuses to run.
 CALLABLE_MODULES = ("parallel_mcmc.pools.workers", "parallel_mcmc.models", "parallel_mcmc.measure.timing",
+                    "parallel_mcmc.measure.cores", "parallel_mcmc.measure.prediction",
                     "parallel_mcmc.measure.model", "parallel_mcmc.measure.queue", "parallel_mcmc.measure.calibrate")
 
 

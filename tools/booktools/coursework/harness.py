@@ -7,7 +7,7 @@ check's arguments in the learner's namespace, replaces the learner's functions
 by recorders, runs the check once (its output is the learner's feedback), calls
 the learner's functions on the grader's unseen inputs, and writes everything as
 plain JSON data (:func:`encode`) into the scratch folder. The grader reads that
-file and the trusted judge (:mod:`booktools.coursework.judge`) decides; nothing in it is
+file and the trusted verdict runner (:mod:`booktools.coursework.verdict_runner`) decides; nothing in it is
 executed, and nothing the learner's code prints or stores counts.
 
 It uses only the standard library, NumPy and (when present) JAX, and holds no
@@ -119,7 +119,7 @@ def encode(value: Any, recorders: dict | None = None, depth: int = 0) -> Any:
         return value if abs(value) < 2**53 else {"kind": "bigint", "value": str(value)}
     if isinstance(value, float):
         return value if math.isfinite(value) else {"kind": "float", "value": repr(value)}
-    if getattr(type(value), "coursework_stands_for", None) == "callable":  # a Recorder, or the judge's Replay
+    if getattr(type(value), "coursework_stands_for", None) == "callable":  # a Recorder, or the verdict runner's Replay
         return {"kind": "callable", "id": value.id, "name": value.name, "module": value.module,
                 "picklable": value.picklable}
     if isinstance(value, np.generic):
@@ -284,7 +284,7 @@ def observe(path: str, label: str, module: str, function: str, args: list, kwarg
             values.append(eval(source, namespace))
         for name, source in kwargs.items():
             named[name] = eval(source, namespace)
-    except BaseException as err:  # noqa: BLE001 - reported as data; the judge decides
+    except BaseException as err:  # noqa: BLE001 - reported as data; the verdict runner decides
         out["outcome"] = {"stage": "arguments", **_error(err)}
         _write(path, out)
         print(f"{type(err).__name__}: {err}")
@@ -298,7 +298,7 @@ def observe(path: str, label: str, module: str, function: str, args: list, kwarg
         check = getattr(importlib.import_module(module), function)
         check(*wrapped, **wrapped_kw)
         out["outcome"] = {"stage": "check", "kind": "returned"}
-    except BaseException as err:  # noqa: BLE001 - the learner's feedback; the judge decides
+    except BaseException as err:  # noqa: BLE001 - the learner's feedback; the verdict runner decides
         out["outcome"] = {"stage": "check", **_error(err)}
         print("".join(traceback.format_exception_only(type(err), err)).strip())
     for index, calls in unseen:

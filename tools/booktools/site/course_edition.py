@@ -73,7 +73,7 @@ def check_edition(app, config) -> None:
 
 def student_editions(app) -> dict:
     """``{docname: StudentEdition}`` for every page of the build that is a chapter with exercises."""
-    from ..coursework.student import make_student_notebook
+    from ..coursework.edition import make_student_notebook
     from ..notebooks import is_myst_notebook
 
     found = getattr(app, "_course_editions", None)
@@ -153,7 +153,7 @@ def check_no_solution(app, exception) -> None:
     """In the course edition, fail the build if a solution line survived in a page or its published sources."""
     if exception is not None or app.builder.name != "html" or edition(app) != "course":
         return
-    from ..coursework.student import find_leaks, solution_lines
+    from ..coursework.leaks import find_leaks, solution_lines
 
     html = Path(app.outdir)
     editions = student_editions(app)

@@ -24,7 +24,7 @@ one module each:
    ``parallel_mcmc``, resource limits;
 4. :mod:`~booktools.coursework.grade.verdicts` reads those records as data
    (:mod:`booktools.coursework.codec`) and has a separate, trusted process
-   (:mod:`booktools.coursework.judge`) run the book's checks on them, with the
+   (:mod:`booktools.coursework.verdict_runner`) run the book's checks on them, with the
    reference answers of :mod:`booktools.coursework.references`;
 5. :mod:`~booktools.coursework.grade.report` holds the grades and prints them
    (a table per submission) or writes them as JSON, as a CSV gradebook (a row per
@@ -33,7 +33,7 @@ one module each:
 This module chains the stages (:func:`grade_notebook`, :func:`grade`) and holds the
 command line (:func:`main`).
 
-Per exercise it reports ``passed`` (the judge's checks passed, on the chapter's
+Per exercise it reports ``passed`` (the verdict runner's checks passed, on the chapter's
 inputs and on the unseen ones), ``failed`` (a check raised ``AssertionError``;
 its message says what is wrong), ``error`` (not answered, an exception, the
 kernel died, an ``exit()``, nothing observed), ``timeout``, or ``manual`` / ``ungraded`` (no check
@@ -67,9 +67,9 @@ from typing import Sequence
 import nbformat
 
 from .. import sandbox
-from ..student import exercise_chapters, find_book_root, make_student_notebook
-from .assemble import _assemble
-from .read import SUBMISSION_LIMIT_BYTES, _match_chapter, _read, _structure, _written_answers  # noqa: F401 - the limit, re-exported
+from ..edition import exercise_chapters, find_book_root, make_student_notebook
+from .assemble import assemble_submission
+from .read import SUBMISSION_LIMIT_BYTES, match_chapter, read_submission, structure, written_answers  # noqa: F401 - the limit, re-exported
 from .report import (  # noqa: F401 - re-exported
     STATUSES,
     ExerciseResult,
@@ -84,13 +84,13 @@ from .report import (  # noqa: F401 - re-exported
 from .run import (  # noqa: F401 - the limits, re-exported
     MEMORY_BYTES,
     OUTPUT_LIMIT,
-    _copy_helper,
-    _execute,
-    _hidden,
-    _kernel_env,
-    _package_dir,
+    copy_helper,
+    execute,
+    hidden_paths,
+    kernel_env,
+    package_dir,
 )
-from .verdicts import _exercise_results, _observations, _run_judge, _with_written_parts
+from .verdicts import exercise_results, observations, run_verdict_runner, with_written_parts
 
 __all__ = ["ExerciseResult", "NotebookReport", "grade_notebook", "grade", "main"]
 
@@ -98,7 +98,7 @@ __all__ = ["ExerciseResult", "NotebookReport", "grade_notebook", "grade", "main"
 # Reading notebooks and writing the student edition parse Python with ``ast``, which CPython 3.11 does not
 # allow in two threads at once ("AST constructor recursion depth mismatch"). Submissions graded at the same
 # time (``grade(jobs=N)``) therefore take turns at everything but the two long waits, which run unlocked:
-# the sandboxed kernel and the judge's process.
+# the sandboxed kernel and the verdict runner's process.
 _SERIAL = threading.Lock()
 
 
@@ -116,7 +116,7 @@ def grade_notebook(path: str | Path, cell_timeout: float = 300, notebook_timeout
                    book: Path | None = None, hide: Sequence[Path] = (), seed: int | None = None) -> NotebookReport:
     """Grade one submission (see the module's docstring); ``seed`` fixes the unseen inputs (default: fresh).
 
-    Safe to call from several threads at once (:func:`grade` does with ``jobs``): the kernels and judges of
+    Safe to call from several threads at once (:func:`grade` does with ``jobs``): the kernels and verdict runners of
     different submissions run at the same time, the rest takes turns.
     """
     with _SERIAL:
@@ -127,7 +127,7 @@ def _grade_notebook(path: Path, cell_timeout: float, notebook_timeout: float, bo
                     hide: Sequence[Path], seed: int | None) -> NotebookReport:
     start = time.monotonic()
     try:
-        sub = _read(path)
+        sub = read_submission(path)
     except Exception as err:  # noqa: BLE001 - an unreadable file is a grade, not a crash
         return NotebookReport(str(path), None, [], 0.0, [f"cannot read the notebook: {type(err).__name__}: {err}"])
     if book is None:
@@ -136,7 +136,7 @@ def _grade_notebook(path: Path, cell_timeout: float, notebook_timeout: float, bo
     why = sandbox.available()
     if why:
         return NotebookReport(str(path), None, [], 0.0, [f"not graded: {why}"])
-    chapter, problems = _match_chapter(sub, book)
+    chapter, problems = match_chapter(sub, book)
     if chapter is None:
         return NotebookReport(str(path), None, [], time.monotonic() - start, problems)
     source = chapter.relative_to(book).as_posix()
@@ -145,8 +145,8 @@ def _grade_notebook(path: Path, cell_timeout: float, notebook_timeout: float, bo
         job = Path(tmp)
         work = job / "work"
         work.mkdir()
-        _copy_helper(job / "lib")
-        nb, checks, unchecked, devices, notes = _assemble(sub, chapter, book, work, seed)
+        copy_helper(job / "lib")
+        nb, checks, unchecked, devices, notes = assemble_submission(sub, chapter, book, work, seed)
         edition = copy.deepcopy(nb)
         edition_file = work / Path(source).with_suffix(".ipynb").name
         student_edition = make_student_notebook(chapter, book)
@@ -156,18 +156,18 @@ def _grade_notebook(path: Path, cell_timeout: float, notebook_timeout: float, bo
             shutil.chown(work, sandbox.USER, sandbox.GROUP)
         os.chmod(work, 0o700)
         with _unlocked():
-            results = asyncio.run(_execute(nb, cell_timeout, notebook_timeout, job, _kernel_env(job), problems,
-                                           hide=_hidden(book, hide)))
-        labels, roles, _ = _structure(edition)
-        items, owners = _observations(labels, checks)
+            results = asyncio.run(execute(nb, cell_timeout, notebook_timeout, job, kernel_env(job), problems,
+                                          hide=hidden_paths(book, hide)))
+        labels, roles, _ = structure(edition)
+        items, owners = observations(labels, checks)
         with _unlocked():
-            verdicts = _run_judge(items, devices, timeout=max(120.0, notebook_timeout / 2)) if items else []
-    exercises = _exercise_results(nb, labels, roles, unchecked, notes, results, owners, verdicts, cell_timeout)
+            verdicts = run_verdict_runner(items, devices, timeout=max(120.0, notebook_timeout / 2)) if items else []
+    exercises = exercise_results(nb, labels, roles, unchecked, notes, results, owners, verdicts, cell_timeout)
     points = {e.label: e.points for e in student_edition.exercises}
     for ex in exercises:
         ex.points = points.get(ex.label, 1.0)
     parts = [part for e in student_edition.exercises for part in e.parts]
-    exercises = _with_written_parts(exercises, parts, _written_answers(sub, parts))
+    exercises = with_written_parts(exercises, parts, written_answers(sub, parts))
     return NotebookReport(str(path), source, exercises, time.monotonic() - start, problems)
 
 
@@ -180,7 +180,7 @@ def grade(paths: Sequence[str | Path], cell_timeout: float = 300, notebook_timeo
         return grade_notebook(path, cell_timeout, notebook_timeout, book, hide)
 
     if jobs > 1 and len(paths) > 1:
-        # threads: each drives its own sandboxed kernel and judge process, in its own event loop
+        # threads: each drives its own sandboxed kernel and verdict-runner process, in its own event loop
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             reports = list(pool.map(one, paths))
     else:
@@ -193,10 +193,16 @@ def grade(paths: Sequence[str | Path], cell_timeout: float = 300, notebook_timeo
     return reports
 
 
-def _default_book() -> Path | None:
-    """The book at or above the working folder, else the one the grader is installed from (the repository
-    holding ``tools/booktools``); None if neither is a book."""
-    for start in (None, _package_dir("booktools")):
+def default_book() -> Path | None:
+    """The book to grade against when none is named.
+
+    Returns
+    -------
+    Path or None
+        The book at or above the working folder, else the one the grader is installed from (the
+        repository holding ``tools/booktools``); None if neither is a book.
+    """
+    for start in (None, package_dir("booktools")):
         try:
             return find_book_root(start)
         except FileNotFoundError:
@@ -225,7 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="a folder inside the Python environment or /usr that the submissions must not see "
                              "(a copy of the book, say; nothing else of the machine is in the sandbox); repeat as needed")
     args = parser.parse_args(argv)
-    book = args.book.resolve() if args.book is not None else _default_book()
+    book = args.book.resolve() if args.book is not None else default_book()
     missing = [str(p) for p in args.submissions if not p.is_file()]
     if missing:
         print(f"error: no such file: {', '.join(missing)}", file=sys.stderr)

@@ -21,12 +21,13 @@ import nbformat
 
 from .. import harness, references
 from ..harness import encode
-from ..student import META, make_student_notebook
-from .read import _answers, _edited_checks
+from ..edition import make_student_notebook
+from ..markdown import META
+from .read import edited_checks, submitted_answers
 
 
 @dataclass
-class _CheckCall:
+class CheckCall:
     """One ``check.function(arguments)`` of a chapter's check cell, as the grader parsed it from the book."""
 
     label: str
@@ -63,7 +64,7 @@ def _literal(node: ast.AST) -> tuple[bool, Any]:
         return False, None
 
 
-def _parse_checks(label: str, source: str, aliases: dict[str, str]) -> tuple[list[_CheckCall], list[str]]:
+def _parse_checks(label: str, source: str, aliases: dict[str, str]) -> tuple[list[CheckCall], list[str]]:
     """The check calls of a check cell, and its other statements (run as they are)."""
     _check_modules(source, aliases)
     tree = ast.parse(source)
@@ -83,7 +84,7 @@ def _parse_checks(label: str, source: str, aliases: dict[str, str]) -> tuple[lis
                 ok, value = _literal(k.value)
                 if ok:
                     literals["kwargs"][k.arg] = value
-            calls.append(_CheckCall(label, aliases[func.value.id], func.attr, [ast.unparse(a) for a in call.args],
+            calls.append(CheckCall(label, aliases[func.value.id], func.attr, [ast.unparse(a) for a in call.args],
                                     {k.arg: ast.unparse(k.value) for k in call.keywords}, literals))
         else:
             other.append(ast.get_source_segment(source, stmt) or ast.unparse(stmt))
@@ -93,7 +94,7 @@ def _parse_checks(label: str, source: str, aliases: dict[str, str]) -> tuple[lis
 _HARNESS = Path(harness.__file__)
 
 
-def _observation_cell(calls: list[tuple[_CheckCall, str, list]], other: list[str]) -> str:
+def _observation_cell(calls: list[tuple[CheckCall, str, list]], other: list[str]) -> str:
     """A cell that runs the harness for each check call (the harness's source travels in the cell)."""
     lines = list(other)
     lines.append("__coursework = {'__name__': 'coursework_harness'}")
@@ -114,21 +115,43 @@ def _devices(edition_nb: nbformat.NotebookNode) -> int | None:
     return None
 
 
-def _assemble(sub: nbformat.NotebookNode, chapter: Path, book: Path, work: Path,
-              seed: int) -> tuple[nbformat.NotebookNode, dict[str, list[tuple[_CheckCall, Path, int]]], list[str],
-                                  int | None, dict[str, list[str]]]:
+def assemble_submission(sub: nbformat.NotebookNode, chapter: Path, book: Path, work: Path,
+                        seed: int) -> tuple[nbformat.NotebookNode, dict[str, list[tuple[CheckCall, Path, int]]],
+                                            list[str], int | None, dict[str, list[str]]]:
     """The notebook to run: the book's student edition with the learner's answers in place of the stubs.
 
-    Returns it, the check calls per exercise (with where each observation is written and its seed),
-    the labels of exercises without a check the grader can run, the chapter's device count and notes
-    on check cells the submission changed.
+    Parameters
+    ----------
+    sub
+        The submission (data only: nothing of it has run).
+    chapter
+        The book's chapter it answers.
+    book
+        The book's root folder.
+    work
+        The job's working folder, where the observations are written.
+    seed
+        The seed the unseen inputs are drawn from.
+
+    Returns
+    -------
+    nb : nbformat.NotebookNode
+        The notebook to run.
+    checks : dict of str to list of (CheckCall, Path, int)
+        Per exercise, its check calls, with where each observation is written and its seed.
+    unchecked : list of str
+        The labels of exercises without a check the grader can run.
+    devices : int or None
+        The chapter's device count.
+    notes : dict of str to list of str
+        Notes on check cells the submission changed.
     """
     edition = make_student_notebook(chapter, book)
     given = {c.source for c in edition.notebook.cells if c.cell_type == "code"
              and (c.metadata.get(META) or {}).get("role") != "stub"}
-    answers = _answers(sub, given)
+    answers = submitted_answers(sub, given)
     cells: list[nbformat.NotebookNode] = []
-    checks: dict[str, list[tuple[_CheckCall, Path, int]]] = {}
+    checks: dict[str, list[tuple[CheckCall, Path, int]]] = {}
     unchecked: list[str] = []
     aliases: dict[str, str] = {}
     placed: set[str] = set()
@@ -177,5 +200,5 @@ def _assemble(sub: nbformat.NotebookNode, chapter: Path, book: Path, work: Path,
     nb.cells = cells
     for n, cell in enumerate(nb.cells):
         cell["id"] = f"graded-{n}"
-    notes = _edited_checks(sub, {e.label: list(e.checks) for e in edition.exercises})
+    notes = edited_checks(sub, {e.label: list(e.checks) for e in edition.exercises})
     return nb, checks, [lab for lab in unchecked if lab not in checks], _devices(edition.notebook), notes

@@ -12,21 +12,31 @@ from pathlib import Path
 import jupytext
 import nbformat
 
-from ..student import (
-    _CHECK_CALL,
-    ANSWER_PLACEHOLDER,
-    META,
-    WrittenPart,
-    _MarkdownSplitter,
-    exercise_chapters,
-    make_student_notebook,
-)
+from ..edition import exercise_chapters, make_student_notebook
+from ..markdown import ANSWER_PLACEHOLDER, CHECK_CALL, META, MarkdownSplitter, WrittenPart
 
 SUBMISSION_LIMIT_BYTES = 50 * 2**20  # a larger file is not read
 WRITTEN_LIMIT = 20_000  # characters of a written answer kept for the report
 
 
-def _read(path: Path) -> nbformat.NotebookNode:
+def read_submission(path: Path) -> nbformat.NotebookNode:
+    """A submission as data, never run.
+
+    Parameters
+    ----------
+    path
+        The submitted notebook: an ``.ipynb``, or a MyST ``.md``.
+
+    Returns
+    -------
+    nbformat.NotebookNode
+        The notebook.
+
+    Raises
+    ------
+    ValueError
+        If the file is larger than :data:`SUBMISSION_LIMIT_BYTES`, or is not a notebook that nbformat reads.
+    """
     if path.stat().st_size > SUBMISSION_LIMIT_BYTES:
         raise ValueError(f"the file is larger than {SUBMISSION_LIMIT_BYTES // 2**20} MiB")
     if path.suffix == ".md":
@@ -34,17 +44,25 @@ def _read(path: Path) -> nbformat.NotebookNode:
     return nbformat.read(path, as_version=4)
 
 
-def _tags(cell: dict) -> list[str]:
-    return list(cell.get("metadata", {}).get("tags", []) or [])
+def structure(nb: nbformat.NotebookNode) -> tuple[list[str], dict[int, tuple[str, str]], dict[str, int]]:
+    """The cells of a notebook sorted into exercises.
 
+    Parameters
+    ----------
+    nb
+        A student notebook, answered or not.
 
-def _structure(nb: nbformat.NotebookNode) -> tuple[list[str], dict[int, tuple[str, str]], dict[str, int]]:
-    """(exercise labels in order, cell index -> (label, role), label -> index of its last cell).
-
-    Roles: "stub" and "check" from the metadata, "answer" for the learner's own
-    cells between an exercise's prompt and its check.
+    Returns
+    -------
+    labels : list of str
+        The exercise labels, in order.
+    roles : dict of int to (str, str)
+        Cell index -> (label, role). Roles: "stub" and "check" from the metadata, "answer" for
+        the learner's own cells between an exercise's prompt and its check.
+    last : dict of str to int
+        Label -> index of the exercise's last cell.
     """
-    splitter = _MarkdownSplitter()
+    splitter = MarkdownSplitter()
     labels: list[str] = []
     roles: dict[int, tuple[str, str]] = {}
     last: dict[str, int] = {}
@@ -72,7 +90,7 @@ def _structure(nb: nbformat.NotebookNode) -> tuple[list[str], dict[int, tuple[st
                 current, checked = label, False
             if role == "check":
                 checked = True
-        elif current is not None and _CHECK_CALL.search(cell.source) and (
+        elif current is not None and CHECK_CALL.search(cell.source) and (
             not checked or roles.get(i - 1, ("", ""))[1] == "check"
         ):
             label, role, checked = current, "check", True
@@ -87,16 +105,30 @@ def _structure(nb: nbformat.NotebookNode) -> tuple[list[str], dict[int, tuple[st
 
 def _labels_in(nb: nbformat.NotebookNode) -> list[str]:
     """The exercise labels a submission's cells contain (its statements, and labels in its cell metadata)."""
-    labels, _, _ = _structure(nb)
+    labels, _, _ = structure(nb)
     return labels
 
 
-def _match_chapter(nb: nbformat.NotebookNode, book: Path) -> tuple[Path | None, list[str]]:
+def match_chapter(nb: nbformat.NotebookNode, book: Path) -> tuple[Path | None, list[str]]:
     """The book's chapter this submission answers, and notes on how it was found.
 
     The chapter named in the notebook's metadata counts only if every exercise of
     that chapter is in the submission; otherwise the chapter whose exercises the
     submission contains (most of them, then the fewest others) is used.
+
+    Parameters
+    ----------
+    nb
+        The submission.
+    book
+        The book's root folder.
+
+    Returns
+    -------
+    chapter : Path or None
+        The chapter, or None if no chapter of the book has an exercise of the submission.
+    notes : list of str
+        How it was found, for the report.
     """
     notes: list[str] = []
     have = set(_labels_in(nb))
@@ -122,9 +154,22 @@ def _match_chapter(nb: nbformat.NotebookNode, book: Path) -> tuple[Path | None, 
     return chapters[best], notes
 
 
-def _edited_checks(nb: nbformat.NotebookNode, checks: dict[str, list[str]]) -> dict[str, list[str]]:
-    """Notes for the exercises whose check cells the submission changed or dropped (the book's run anyway)."""
-    _, roles, _ = _structure(nb)
+def edited_checks(nb: nbformat.NotebookNode, checks: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Notes for the exercises whose check cells the submission changed or dropped (the book's run anyway).
+
+    Parameters
+    ----------
+    nb
+        The submission.
+    checks
+        Label -> the sources of the exercise's check cells in the book.
+
+    Returns
+    -------
+    dict of str to list of str
+        Label -> notes, for the exercises whose check cells differ from the book's.
+    """
+    _, roles, _ = structure(nb)
     have: dict[str, list[str]] = {}
     for i, (label, role) in sorted(roles.items()):
         if role == "check":
@@ -138,11 +183,24 @@ def _edited_checks(nb: nbformat.NotebookNode, checks: dict[str, list[str]]) -> d
     return notes
 
 
-def _written_answers(nb: nbformat.NotebookNode, parts: list[WrittenPart]) -> dict[tuple[str, str], str]:
+def written_answers(nb: nbformat.NotebookNode, parts: list[WrittenPart]) -> dict[tuple[str, str], str]:
     """The learner's answers to the questions graded by hand: ``(label, name) -> text``, from the Markdown
     answer cells of the student edition (marked in their metadata), without the edition's own header and
     placeholder (a cell whose metadata was lost is known by its first line, the question's header); a question
-    whose cell is missing or left as it was handed out is left out."""
+    whose cell is missing or left as it was handed out is left out.
+
+    Parameters
+    ----------
+    nb
+        The submission.
+    parts
+        The chapter's questions graded by hand.
+
+    Returns
+    -------
+    dict of (str, str) to str
+        ``(label, name)`` -> the answer's text, cut at :data:`WRITTEN_LIMIT` characters.
+    """
     wanted = {(p.label, p.name): p for p in parts}
     headers = {p.answer_header(): key for key, p in wanted.items()}
     out: dict[tuple[str, str], str] = {}
@@ -165,10 +223,23 @@ def _written_answers(nb: nbformat.NotebookNode, parts: list[WrittenPart]) -> dic
     return {key: text[:WRITTEN_LIMIT] + (" [cut]" if len(text) > WRITTEN_LIMIT else "") for key, text in out.items()}
 
 
-def _answers(nb: nbformat.NotebookNode, given: set[str]) -> dict[str, list[str]]:
+def submitted_answers(nb: nbformat.NotebookNode, given: set[str]) -> dict[str, list[str]]:
     """The learner's answer cells per exercise: code cells between its statement and its check,
-    except those that are the chapter's own cells unchanged."""
-    _, roles, _ = _structure(nb)
+    except those that are the chapter's own cells unchanged.
+
+    Parameters
+    ----------
+    nb
+        The submission.
+    given
+        The sources of the chapter's own code cells.
+
+    Returns
+    -------
+    dict of str to list of str
+        Label -> the sources of its answer cells, in order.
+    """
+    _, roles, _ = structure(nb)
     out: dict[str, list[str]] = {}
     for i, (label, role) in sorted(roles.items()):
         source = nb.cells[i].source

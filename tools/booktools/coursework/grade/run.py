@@ -1,7 +1,7 @@
 """Stage 3, running the assembled notebook in a sandboxed kernel.
 
 The job folder holds the scratch folder the kernel works in and a copy of the
-installed helper package ``parallel_mcmc`` (the same one the judge imports).
+installed helper package ``parallel_mcmc`` (the same one the verdict runner imports).
 The kernel starts through :mod:`booktools.coursework.sandbox`, in a root file
 system that holds the Python environment, the system folders and the job folder,
 and nothing else of the machine (not the book, not the repository of the
@@ -30,7 +30,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from .. import sandbox
-from .read import _tags
+from ..markdown import tags
 
 _TIMEOUT_ENAME = "GraderCellTimeout"
 # Address space of each process of the submission: the machine's memory (JAX reserves more than it uses,
@@ -39,15 +39,33 @@ MEMORY_BYTES = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
 @dataclass
-class _CellResult:
+class CellResult:
+    """How one code cell ran: its status, the exception's name and value if any, and its seconds."""
+
     status: str  # "ok" | "error" | "timeout" | "died" | "exited" | "not-run"
     ename: str = ""
     evalue: str = ""
     seconds: float = 0.0
 
 
-def _package_dir(name: str) -> Path:
-    """The folder of the package ``name`` as this interpreter imports it (an installed one, editable or not)."""
+def package_dir(name: str) -> Path:
+    """The folder of the package ``name`` as this interpreter imports it (an installed one, editable or not).
+
+    Parameters
+    ----------
+    name
+        A package's import name.
+
+    Returns
+    -------
+    Path
+        Its folder, resolved.
+
+    Raises
+    ------
+    ModuleNotFoundError
+        If the package is not installed.
+    """
     spec = importlib.util.find_spec(name)
     folders = [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
     found = [p for p in folders if p.is_dir()]
@@ -56,22 +74,41 @@ def _package_dir(name: str) -> Path:
     return found[0].resolve()
 
 
-def _copy_helper(lib: Path) -> None:
-    """Copy the installed helper package into ``lib``, the kernel's path (:func:`_kernel_env`): the
-    repository is not in the sandbox, and the kernel runs the same ``parallel_mcmc`` as the judge."""
-    shutil.copytree(_package_dir("parallel_mcmc"), lib / "parallel_mcmc",
+def copy_helper(lib: Path) -> None:
+    """Copy the installed helper package into ``lib``, the kernel's path (:func:`kernel_env`): the
+    repository is not in the sandbox, and the kernel runs the same ``parallel_mcmc`` as the verdict runner.
+
+    Parameters
+    ----------
+    lib
+        The folder to copy it into, as ``lib/parallel_mcmc``.
+    """
+    shutil.copytree(package_dir("parallel_mcmc"), lib / "parallel_mcmc",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
 
 
-def _hidden(book: Path, extra: Sequence[Path]) -> list[Path]:
+def hidden_paths(book: Path, extra: Sequence[Path]) -> list[Path]:
     """Folders the submission must not see: the book, the repository of the grader's packages (the folder
     above ``tools/booktools`` and ``src/parallel_mcmc``, which holds the grader's code and its reference
     answers), the grader's home folder, the project this environment belongs to (if the environment sits
     inside one) and ``extra`` (``--hide``). None of them is in the sandbox's root unless it lies inside a
     folder put there (the environment, ``/usr``), and then the sandbox covers it with an empty file system;
-    a folder that holds the environment shows the environment only."""
+    a folder that holds the environment shows the environment only.
+
+    Parameters
+    ----------
+    book
+        The book's root folder.
+    extra
+        More folders to hide.
+
+    Returns
+    -------
+    list of Path
+        The folders, resolved, each once.
+    """
     prefix = Path(sys.prefix).resolve()
-    found = [book.resolve(), *(_package_dir(name).parents[1] for name in ("booktools", "parallel_mcmc")),
+    found = [book.resolve(), *(package_dir(name).parents[1] for name in ("booktools", "parallel_mcmc")),
              Path.home().resolve(), *(Path(p).resolve() for p in extra)]
     if any((prefix.parent / name).exists() for name in ("chapters", "src", "pyproject.toml")):
         found.append(prefix.parent)
@@ -93,8 +130,19 @@ def _kernel_spec_manager(job: Path, hide: Sequence[Path], cpu_seconds: int):
     return Sandboxed()
 
 
-def _kernel_env(job: Path) -> dict[str, str]:
-    """The kernel's whole environment: nothing of the grader's, the helper package's copy on the path."""
+def kernel_env(job: Path) -> dict[str, str]:
+    """The kernel's whole environment: nothing of the grader's, the helper package's copy on the path.
+
+    Parameters
+    ----------
+    job
+        The job's folder: ``job/work`` becomes the kernel's home, ``job/lib`` its ``PYTHONPATH``.
+
+    Returns
+    -------
+    dict of str to str
+        The environment.
+    """
     work = job / "work"
     return {
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
@@ -121,24 +169,47 @@ class _BoundedClient(NotebookClient):
         return super().output(outs, msg, display_id, cell_index)
 
 
-def _outcome(cell: nbformat.NotebookNode, seconds: float) -> _CellResult:
+def _outcome(cell: nbformat.NotebookNode, seconds: float) -> CellResult:
     for out in cell.get("outputs", []):
         if out.get("output_type") == "error":
-            return _CellResult("error", out.get("ename", ""), str(out.get("evalue", "")), seconds)
-    return _CellResult("ok", seconds=seconds)
+            return CellResult("error", out.get("ename", ""), str(out.get("evalue", "")), seconds)
+    return CellResult("ok", seconds=seconds)
 
 
-async def _execute(nb: nbformat.NotebookNode, cell_timeout: float, notebook_timeout: float, job: Path,
-                   env: dict[str, str], problems: list[str], hide: Sequence[Path] = (),
-                   max_restarts: int = 3) -> dict[int, _CellResult]:
-    """Run the code cells of ``nb`` in place, in a sandboxed kernel; return each code cell's result by index."""
+async def execute(nb: nbformat.NotebookNode, cell_timeout: float, notebook_timeout: float, job: Path,
+                  env: dict[str, str], problems: list[str], hide: Sequence[Path] = (),
+                  max_restarts: int = 3) -> dict[int, CellResult]:
+    """Run the code cells of ``nb`` in place, in a sandboxed kernel.
+
+    Parameters
+    ----------
+    nb
+        The notebook to run (:func:`~booktools.coursework.grade.assemble.assemble_submission`); its outputs are filled in.
+    cell_timeout, notebook_timeout
+        Seconds one cell, and the whole notebook, may run.
+    job
+        The job's folder: the kernel runs in ``job/work``, with ``job/lib`` on its path.
+    env
+        The kernel's whole environment (:func:`kernel_env`).
+    problems
+        Where what went wrong with the kernel is noted, for the report.
+    hide
+        Folders the sandbox hides (:func:`hidden_paths`).
+    max_restarts
+        How many times a kernel that died is started again for the cells after.
+
+    Returns
+    -------
+    dict of int to CellResult
+        Each code cell's result, by its index in ``nb``.
+    """
     cwd = job / "work"
     deadline = time.monotonic() + notebook_timeout
     todo = [i for i, c in enumerate(nb.cells)
-            if c.cell_type == "code" and c.source.strip() and "skip-execution" not in _tags(c)]
+            if c.cell_type == "code" and c.source.strip() and "skip-execution" not in tags(c)]
     for i in todo:
         nb.cells[i].outputs, nb.cells[i].execution_count = [], None
-    results: dict[int, _CellResult] = {}
+    results: dict[int, CellResult] = {}
     pos = restarts = 0
     spec_manager = _kernel_spec_manager(job, hide, int(notebook_timeout * 4 + 60))
 
@@ -148,7 +219,7 @@ async def _execute(nb: nbformat.NotebookNode, cell_timeout: float, notebook_time
         if execute_reply is not None:
             replies[cell_index] = execute_reply.get("content", {})
 
-    async def run(client, index: int, cell, timeout: float) -> _CellResult:
+    async def run(client, index: int, cell, timeout: float) -> CellResult:
         """Run one cell; a time-out interrupts the kernel (nbclient) and reads as status "timeout"."""
         client.timeout = max(1, math.ceil(timeout))
         replies.pop(index, None)
@@ -156,24 +227,24 @@ async def _execute(nb: nbformat.NotebookNode, cell_timeout: float, notebook_time
         try:
             await client.async_execute_cell(cell, index)
         except DeadKernelError:
-            return _CellResult("died", seconds=time.monotonic() - start)
+            return CellResult("died", seconds=time.monotonic() - start)
         except CellTimeoutError:  # IOPub silent after the reply: count it as a time-out
-            return _CellResult("timeout", seconds=time.monotonic() - start)
+            return CellResult("timeout", seconds=time.monotonic() - start)
         seconds = time.monotonic() - start
         reply = replies.get(index)
         if reply is None:
             return _outcome(cell, seconds)
         if reply.get("status") == "error":
             if reply.get("ename") == _TIMEOUT_ENAME:
-                return _CellResult("timeout", seconds=seconds)
-            return _CellResult("error", reply.get("ename", ""), str(reply.get("evalue", "")), seconds)
+                return CellResult("timeout", seconds=seconds)
+            return CellResult("error", reply.get("ename", ""), str(reply.get("evalue", "")), seconds)
         if reply.get("status") == "aborted":
-            return _CellResult("error", "Aborted", "the kernel aborted this cell", seconds)
+            return CellResult("error", "Aborted", "the kernel aborted this cell", seconds)
         if any(isinstance(p, dict) and p.get("source") == "ask_exit" and not p.get("keepkernel")
                for p in reply.get("payload") or []):
             # exit() or quit(): the kernel stops right after this reply; blame this cell, not the next one
-            return _CellResult("exited", "SystemExit", "the cell called exit() or quit()", seconds)
-        return _CellResult("ok", seconds=seconds)
+            return CellResult("exited", "SystemExit", "the cell called exit() or quit()", seconds)
+        return CellResult("ok", seconds=seconds)
 
     async def alive_after_interrupt(client) -> bool:
         """After nbclient interrupted a cell that ran out of time: does the kernel answer again?"""

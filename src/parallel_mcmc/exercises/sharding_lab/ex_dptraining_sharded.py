@@ -1,0 +1,63 @@
+"""The exercise ``ex-dptraining-sharded`` of the chapter ``chapters/sharding_lab/data_parallel_training.md``: its check, :func:`sharded_training`, its fixed cases, and the wrong answers it must reject."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jax
+import numpy as np
+
+from parallel_mcmc.exercises.common import expect, passed, check_rows_sharded, describe, jax_module
+from ._shared import check_replicated_like
+
+__all__ = ["sharded_training", "WRONG_ANSWERS"]
+
+
+# --------------------------------------------------------------------------- chapter 5
+
+
+def sharded_training(x_sh: Any, y_sh: Any, params_rep: Any, losses: Any) -> None:
+    """Training data split by rows, parameters replicated, and a training loss that went down.
+
+    Parameters
+    ----------
+    x_sh, y_sh, params_rep, losses
+        The learner's answers, as the chapter's exercise asks for them.
+
+    Returns
+    -------
+    None
+        Prints ``✔ sharded training: data split, parameters replicated, loss decreasing: correct.`` when the answer is right.
+
+    Raises
+    ------
+    AssertionError
+        When the data are not split by rows, a parameter is not replicated, or the loss did not halve.
+    """
+    jax = jax_module()
+    mesh, _ = check_rows_sharded(x_sh, "x_sh")
+    check_rows_sharded(y_sh, "y_sh")
+    expect(
+        y_sh.sharding.is_equivalent_to(x_sh.sharding, x_sh.ndim),
+        f"`y_sh` is {describe(y_sh)} but `x_sh` is {describe(x_sh)}; split both the same way, so each "
+        f"device holds matching inputs and targets.",
+    )
+    devices = set(x_sh.sharding.device_set)
+    leaves = jax.tree_util.tree_leaves(params_rep)
+    expect(len(leaves) > 0, "`params_rep` holds no arrays; pass the replicated parameter list.")
+    for i, leaf in enumerate(leaves):
+        check_replicated_like(leaf, f"params_rep (leaf {i})", devices, dict(mesh.shape))
+    curve = np.asarray(losses, dtype=np.float64).ravel()
+    expect(curve.size >= 2, "`losses` should hold the training loss of every step (at least two values).")
+    expect(bool(np.all(np.isfinite(curve))), "`losses` contains NaN or inf: lower the step size.")
+    expect(
+        curve[-1] < 0.5 * curve[0],
+        f"The loss went from {curve[0]:.4g} to {curve[-1]:.4g}; it should at least halve. Train longer or "
+        f"check the update step.",
+    )
+    passed("sharded training: data split, parameters replicated, loss decreasing")
+
+
+#: Plausible wrong answers the check must reject: (what is wrong, a function of the grader's reference answer
+#: that gives the wrong answer, a regular expression its message matches).
+WRONG_ANSWERS: list[tuple[str, Callable[[Callable[..., Any]], Any], str]] = []

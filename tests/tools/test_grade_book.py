@@ -1,0 +1,170 @@
+"""Every exercise of the book graded in one run per chapter, most of them on the chapter's slice: only the cells
+the exercises need (:mod:`booktools.coursework.slicing`); each stub must fail and each solution pass."""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+from booktools.coursework import sandbox
+from booktools.coursework.edition import exercise_chapters, make_student_notebook
+from booktools.coursework.grade import grade_notebook
+from booktools.coursework.slicing import Slice, describe, slice_chapter
+from toy_grading import ROOT, answered, grade, statuses
+
+pytestmark = pytest.mark.skipif(sandbox.available() is not None, reason=f"no sandbox here: {sandbox.available()}")
+
+
+# --------------------------------------------------------------------------- the whole book
+
+
+def _zero_then_full_book(chapter: Path, copy_root: Path, sliced: bool = False) -> tuple[Path, Path, list[str], Slice | None]:
+    """A one-chapter copy of the book in which every exercise ``L`` is followed by a twin, ``L-solution``,
+    with the same solution and checks; and a submission that answers only the twins, with the book's solutions.
+
+    One grading run then shows both that the untouched stub of each exercise fails its check and that the
+    book's solution passes it. With ``sliced``, the copy keeps only the code cells the exercises need
+    (:mod:`booktools.coursework.slicing`). Returns (the copy's root, the submission, the labels of the
+    chapter, the slice or None).
+    """
+    edition = make_student_notebook(chapter, ROOT)
+    nb = jupytext.read(chapter, fmt="md:myst")
+    last_check = {ex.checks[-1]: ex for ex in edition.exercises if ex.checks}
+    cells = []
+    for cell in nb.cells:
+        cells.append(cell)
+        ex = last_check.get(cell.source) if cell.cell_type == "code" else None
+        if ex is None:
+            continue
+        twin = f"{ex.label}-solution"
+        cells.append(nbformat.v4.new_markdown_cell(
+            f"```{{exercise-start}}\n:label: {twin}\n```\nThe book's solution of {ex.label}.\n```{{exercise-end}}\n```\n\n"
+            f"```{{solution-start}} {twin}\n```"))
+        cells += [nbformat.v4.new_code_cell(src) for src in ex.solution_code]
+        cells.append(nbformat.v4.new_markdown_cell("```{solution-end}\n```"))
+        cells += [nbformat.v4.new_code_cell(src) for src in ex.checks]
+    nb.cells = cells
+    target = copy_root / chapter.relative_to(ROOT)
+    target.parent.mkdir(parents=True)
+    jupytext.write(nb, target, fmt="md:myst")
+    twins = make_student_notebook(target, copy_root)
+    answers = {f"{ex.label}-solution": list(ex.solution_code) for ex in edition.exercises}
+    cut = None
+    if sliced:
+        cut = slice_chapter(nb, twins)
+        jupytext.write(cut.notebook, target, fmt="md:myst")
+        whole, twins = twins, make_student_notebook(target, copy_root)
+        # the slice grades the same exercises with the same checks ...
+        assert [e.as_metadata() for e in twins.exercises] == [e.as_metadata() for e in whole.exercises], describe(cut)
+        # ... and the stubs of the whole chapter: a stub names what the cells after it use, fewer in the slice
+        answers |= {ex.label: list(ex.stubs) for ex in whole.exercises if not ex.label.endswith("-solution")}
+    submission = copy_root / "submission.ipynb"
+    nbformat.write(answered(twins.notebook, answers), submission)
+    return copy_root, submission, [e.label for e in edition.exercises], cut
+
+
+BOOK_CHAPTERS = exercise_chapters(ROOT)
+# Grading runs at once, each in its own sandboxed kernel. Two suit the book's 2-core machine: much of a
+# chapter's run is one thread compiling or waiting, and the grader's kernels report timings, never fail on them.
+BOOK_GRADE_JOBS = int(os.environ.get("BOOK_GRADE_JOBS", "2"))
+# Chapters graded whole; the others are graded on their slices (only the cells the exercises need: the rest
+# ran in the notebook tests already). These two are cheap whole (see GRADE_SECONDS) and keep the path through
+# a full chapter tested: choosing_a_way's slice drops a single cell, and arrays_and_shardings runs three
+# exercises among cells the slice would drop. Set BOOK_GRADE_WHOLE=1 to grade every chapter whole.
+GRADED_WHOLE = {"chapters/sharding_lab/choosing_a_way.md", "chapters/sharding_lab/arrays_and_shardings.md"}
+# Seconds each chapter's grading took (sliced, or whole for GRADED_WHOLE; 2 jobs on the book's 2-core machine,
+# 160 s for the whole test): the runs start longest first, so that the last ones to finish are short. A chapter
+# not listed starts first; a stale figure only costs some waiting at the end.
+GRADE_SECONDS = {
+    "chapters/parallel_chains/chains_that_never_wait.md": 59,
+    "chapters/parallel_chains/shared_trajectory_length.md": 58,
+    "chapters/beyond_one_machine/multi_process_jax.md": 56,
+    "chapters/parallel_chains/more_chains_than_devices.md": 24,
+    "chapters/getting_started/devices.md": 18,
+    "chapters/parallel_chains/many_short_chains.md": 18,
+    "chapters/other_parallelism/tempered_smc.md": 11,
+    "chapters/numpyro/consensus_monte_carlo.md": 10,
+    "chapters/other_parallelism/parallel_tempering.md": 10,
+    "chapters/getting_started/cost_model.md": 9,
+    "chapters/other_parallelism/one_chain_sharded_data.md": 9,
+    "chapters/sharding_lab/data_parallel_training.md": 8,
+    "chapters/ensemble/process_pools.md": 7,
+    "chapters/sharding_lab/choosing_a_way.md": 6,
+    "chapters/ensemble/the_jax_way.md": 5,
+    "chapters/sharding_lab/manual_parallelism.md": 5,
+    "chapters/parallel_chains/time_to_target.md": 4,
+    "chapters/getting_started/profiling.md": 4,
+    "chapters/sharding_lab/automatic_parallelism.md": 4,
+    "chapters/sharding_lab/explicit_sharding.md": 4,
+    "chapters/ensemble/mpi.md": 3,
+    "chapters/numpyro/a_correct_runner.md": 3,
+    "chapters/numpyro/chain_methods.md": 3,
+    "chapters/parallel_chains/vmap_pmap_shard_map.md": 3,
+    "chapters/sharding_lab/arrays_and_shardings.md": 3,
+    "chapters/sharding_lab/two_axes.md": 3,
+}
+
+
+def _graded_whole(chapter: Path) -> bool:
+    return os.environ.get("BOOK_GRADE_WHOLE") == "1" or chapter.relative_to(ROOT).as_posix() in GRADED_WHOLE
+
+
+@pytest.fixture(scope="module")
+def book_grades(tmp_path_factory):
+    """Every exercise chapter graded by ``_zero_then_full_book`` (sliced but for ``GRADED_WHOLE``),
+    ``BOOK_GRADE_JOBS`` chapters at a time.
+
+    Returns {chapter: future of (labels, report, seconds, slice or None)}; the longest chapters start first.
+    """
+    # the copies are made here, one after another: they parse Python (``ast``), which CPython 3.11 does not
+    # allow in two threads at once; grade_notebook takes care of its own parsing
+    copies = {chapter: _zero_then_full_book(chapter, tmp_path_factory.mktemp(chapter.stem), sliced=not _graded_whole(chapter))
+              for chapter in BOOK_CHAPTERS}
+
+    def run(chapter):
+        book, submission, labels, cut = copies[chapter]
+        start = time.monotonic()
+        report = grade_notebook(submission, cell_timeout=300, notebook_timeout=1200, book=book, hide=[ROOT])
+        return labels, report, time.monotonic() - start, cut
+
+    pool = ThreadPoolExecutor(max_workers=max(BOOK_GRADE_JOBS, 1))
+    longest_first = sorted(BOOK_CHAPTERS, key=lambda c: GRADE_SECONDS.get(c.relative_to(ROOT).as_posix(), float("inf")),
+                           reverse=True)
+    futures = {chapter: pool.submit(run, chapter) for chapter in longest_first}
+    yield futures
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chapter", BOOK_CHAPTERS, ids=lambda p: p.stem)
+def test_book_exercises_grade_zero_then_full(chapter, book_grades, tmp_path):
+    """Every exercise of the book: the stub grades 0, the book's solution full marks.
+
+    One grading run per chapter, in the sandbox, with the trusted verdict runner and unseen inputs
+    (see ``_zero_then_full_book``), on the chapter's slice but for ``GRADED_WHOLE``; the runs go
+    ``BOOK_GRADE_JOBS`` at a time (``book_grades``).
+    Set ``COURSEWORK_STRICT=1`` to also grade the untouched edition and the solved one of the
+    real chapter (two more runs per chapter, one at a time).
+    """
+    labels, report, seconds, cut = book_grades[chapter].result()
+    sliced = f"\n{describe(cut)}" if cut is not None else ""  # a failure on a slice may come from the slicing
+    got = statuses(report)
+    assert set(got) == set(labels) | {f"{lab}-solution" for lab in labels}, f"{report}{sliced}"
+    for lab in labels:
+        assert got[lab] != "passed", f"{lab}: the unanswered stub passed its check"
+        solved = next(e for e in report.exercises if e.label == f"{lab}-solution")
+        assert solved.status == "passed", f"{lab}: the book's solution got {solved.status}: {solved.message}{sliced}"
+    how = "whole" if cut is None else f"sliced, {len(cut.dropped)} code cell(s) dropped"
+    print(f"{chapter.relative_to(ROOT)}: {len(labels)} exercise(s) graded in {seconds:.0f} s ({how}); {report.problems}")
+    if os.environ.get("COURSEWORK_STRICT") == "1":
+        edition = make_student_notebook(chapter, ROOT)
+        untouched = grade(tmp_path, ROOT, edition.notebook, "untouched.ipynb", cell_timeout=300, notebook_timeout=1200)
+        assert untouched.score == 0 and untouched.total == len(labels), untouched
+        answers = {e.label: list(e.solution_code) for e in edition.exercises}
+        solved = grade(tmp_path, ROOT, answered(edition.notebook, answers), "solved.ipynb", cell_timeout=300, notebook_timeout=1200)
+        assert solved.score == solved.total == len(labels), solved

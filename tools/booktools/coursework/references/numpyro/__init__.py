@@ -1,0 +1,1 @@
+"""The grader's twins of the exercises of ``parallel_mcmc.exercises.numpyro``, one module per exercise."""
