@@ -1,6 +1,14 @@
-"""Sentences chosen from a timing verdict flip with it: every choice is a dict that names each case.
+"""Every sentence about a measurement comes from the narrator; pages not yet moved to it choose theirs safely.
 
-A page picks a sentence from a measurement through the judge (``parallel_mcmc.measure``): a run's
+A page that measures through one declared experiment (``measure(Experiment(...))``, see
+:mod:`parallel_mcmc.measure.experiment`) takes every sentence about a timing from the narrator
+(:mod:`parallel_mcmc.measure.narrate`: ``result.sentence``, ``result.model_sentence``,
+``result.numbers``): it holds no sentence dictionary keyed by a verdict, reads no ``reading``,
+``status`` or ``outcome`` of one, and carries no values out of a measurement in a ``last`` global.
+:data:`NOT_YET_NARRATED` lists the pages that still call the judge themselves; it may only shrink.
+For those pages the older rule below still holds.
+
+Before the narrator, a page picked a sentence from a measurement through the judge (``parallel_mcmc.measure``): a run's
 ``verdict.reading(name)`` or ``verdict.status(name)``, or a speedup's ``comparison.outcome``. The page
 writes the choice as a dict with one entry for each case, the condition in view, subscripted by that
 value. This test reads every chapter's code and checks each such dict: every case has its sentence
@@ -90,10 +98,36 @@ def branches_on_a_case(tree: ast.Module) -> list[str]:
 
 PAGES = myst_notebooks(CHAPTERS)
 TIMED = [p for p in PAGES if "judge(" in p.read_text()]
+NARRATED = [p for p in PAGES if "measure(Experiment(" in p.read_text() or "Experiment(" in p.read_text()]
+#: Pages that still call the judge themselves and choose their own sentences: to be moved to the narrator.
+NOT_YET_NARRATED = {
+    "beyond_one_machine/multi_process_jax", "beyond_one_machine/slurm_jobs", "ensemble/dask", "ensemble/mpi",
+    "ensemble/process_pools", "ensemble/the_jax_way", "getting_started/cost_model", "getting_started/profiling",
+    "numpyro/chain_methods", "other_parallelism/one_chain_sharded_data", "other_parallelism/parallel_tempering",
+    "other_parallelism/tempered_smc", "parallel_chains/chains_that_never_wait",
+    "parallel_chains/more_chains_than_devices",
+    "parallel_chains/vmap_pmap_shard_map", "sharding_lab/data_parallel_training",
+}
 
 
-def test_the_timed_pages_are_found():
-    assert len(TIMED) >= 12, [p.name for p in TIMED]
+def _name(path: Path) -> str:
+    return f"{path.parent.name}/{path.stem}"
+
+
+def test_the_allow_list_names_only_pages_that_still_call_the_judge():
+    assert NARRATED, "no page measures through an Experiment"
+    assert sorted(NOT_YET_NARRATED - {_name(p) for p in TIMED}) == [], "a page moved to the narrator: drop it from the list"
+    assert sorted({_name(p) for p in TIMED} - NOT_YET_NARRATED) == [], "a new page calls the judge: use Experiment"
+
+
+@pytest.mark.parametrize("path", NARRATED, ids=_name)
+def test_a_narrated_page_chooses_no_sentence_and_carries_no_global(path):
+    text = path.read_text()
+    cells = code_cells(path)
+    assert [c for tree in cells for c in choices(tree)] == [], f"{path.name} chooses a sentence from a verdict"
+    readers = [ast.unparse(n) for tree in cells for n in ast.walk(tree) if keyed_by(n)]
+    assert readers == [], f"{path.name} reads a verdict's words itself: {readers}"
+    assert "last = {}" not in text and "judge(" not in text, f"{path.name} keeps the judge's old plumbing"
 
 
 @pytest.mark.parametrize("path", TIMED, ids=lambda p: f"{p.parent.name}/{p.stem}")

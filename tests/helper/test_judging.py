@@ -7,7 +7,7 @@ import pytest
 from parallel_mcmc.measure import judging as judge_module
 from parallel_mcmc.measure.prediction import predict
 from parallel_mcmc.measure.judging import Comparison, judge
-from parallel_mcmc.measure.rules import RULES, Rules, rate
+from parallel_mcmc.measure.rules import READINGS, RULES, Rules, rate
 from parallel_mcmc.measure.timing import Timing
 
 
@@ -216,6 +216,6 @@ def test_the_reading_flips_on_each_side_of_every_rule_and_with_the_cores(cores):
     busy = judge(planted(planted_runs)[0], cores=2)
     assert [busy.reading(name) for name in planted_runs] == [
         "agrees", "beats the model", "agrees", "slower, cores busy", "slower, cores busy"]
-    assert set(judge_module.READINGS) == {free.reading(n) for n in planted_runs} | {"slower, cores busy"}
+    assert set(READINGS) == {free.reading(n) for n in planted_runs} | {"slower, cores busy"}
     with pytest.raises(KeyError, match="no run named"):
         free.reading("missing")
