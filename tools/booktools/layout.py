@@ -33,7 +33,9 @@ TOP = [
 #: Lines below the packages.
 END = [
     ("conftest.py", "one line: loads booktools.nbtest"),
-    ("tests/helper/", "unit tests of parallel_mcmc, one file per module"),
+    ("tests/helper/", "unit tests of parallel_mcmc: test_<module>.py for each module (test_emcee_mpi: the emcee tasks "
+                      "and their program; test_mpi: both MPI pools; test_judging: the judge and its rules; "
+                      "test_surface: the declared names and the moved modules); test_exercise_units in tests/tools"),
     ("tests/tools/", "tests of booktools: notebook tests, format, bench, published notebooks, student edition, grader"),
     ("tests/book/", "the whole book: the site build, the site in a browser, the wheel, other platforms, the API page "
                     "and the names pages import, the course edition, SLURM jobs"),
