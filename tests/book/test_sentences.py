@@ -102,7 +102,7 @@ NARRATED = [p for p in PAGES if "measure(Experiment(" in p.read_text() or "Exper
 #: Pages that still call the judge themselves and choose their own sentences: to be moved to the narrator.
 NOT_YET_NARRATED = {
     "beyond_one_machine/multi_process_jax", "beyond_one_machine/slurm_jobs", "ensemble/dask", "ensemble/mpi",
-    "ensemble/process_pools", "ensemble/the_jax_way", "getting_started/cost_model", "getting_started/profiling",
+    "ensemble/process_pools", "ensemble/the_jax_way",
     "numpyro/chain_methods", "other_parallelism/one_chain_sharded_data", "other_parallelism/parallel_tempering",
     "other_parallelism/tempered_smc", "parallel_chains/chains_that_never_wait",
     "parallel_chains/more_chains_than_devices",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import threading
 import time
@@ -11,7 +12,7 @@ from typing import Any, Callable
 import jax
 
 from parallel_mcmc._validate import real_number, whole_number
-from parallel_mcmc.measure.timing import time_call
+from parallel_mcmc.measure.timing import time_interleaved
 
 
 __all__ = ["cores_busy", "cores_available", "CompileLog"]
@@ -29,10 +30,12 @@ def cores_busy(fn: Callable[..., Any], *args: Any, calls: int = 1, warmup: int =
 
     Parameters
     ----------
-    fn, *args, warmup, **kwargs
+    fn, *args, **kwargs
         As for :func:`parallel_mcmc.measure.time_call`.
     calls : int, optional
         Timed calls (at least 1).
+    warmup : int, optional
+        Untimed calls first (0 times the first call, compilation and all).
 
     Returns
     -------
@@ -45,7 +48,10 @@ def cores_busy(fn: Callable[..., Any], *args: Any, calls: int = 1, warmup: int =
         If ``fn`` is not callable, or a count is not a whole number.
     """
     whole_number("calls", calls, 1)
-    return time_call(fn, *args, repeats=calls, warmup=warmup, **kwargs).cores_busy
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}.")
+    call = functools.partial(fn, **kwargs) if kwargs else fn
+    return time_interleaved({"call": (call, *args)}, repeats=calls, warmup=warmup)[0]["call"].cores_busy
 
 
 def cores_available(cores: int = 2, seconds: float = 0.3) -> float:
