@@ -81,3 +81,10 @@ def test_a_declaration_that_does_not_hold_says_what_is_wrong():
         measure(Experiment(runs={"a": (spin, 1e-4)}, model=lambda m: {"a": m.best("x")}, repeats=1), cores=1)
     with pytest.raises(TypeError, match="takes an Experiment"):
         measure({"a": (spin, 1e-4)})
+
+
+def test_numbers_leave_out_speedups_of_runs_that_are_not_alternatives():
+    result = measure(Experiment(runs={"a": (spin, 1e-4), "b": (spin, 2e-4)}, model=lambda m: {"a": 1e-4, "b": 2e-4},
+                                repeats=2), cores=1)
+    numbers = result.numbers("x", speedups=False)
+    assert "x_b_speedup" not in numbers and "x_b_model" in numbers and numbers["x_rounds"] == 2

@@ -259,7 +259,7 @@ class Result:
         return model_sentence(run, self._run(run).median, self.predicted[run], self.ratio(run),
                               self.experiment.tolerance)
 
-    def numbers(self, prefix: str) -> dict[str, Any]:
+    def numbers(self, prefix: str, speedups: bool = True) -> dict[str, Any]:
         """Every number and sentence a page may cite, by a glue name: ``{prefix}_{run}_{what}``.
 
         For each run: ``seconds`` (median), ``predicted``, ``ratio`` and ``model`` (the sentence); for each run
@@ -270,6 +270,9 @@ class Result:
         ----------
         prefix : str
             The page's prefix for its glue names.
+        speedups : bool, optional
+            Whether to give each run's speedup over the baseline: leave them out (``False``) where the runs are
+            not alternatives to one another.
 
         Returns
         -------
@@ -282,7 +285,7 @@ class Result:
             key = f"{prefix}_{_slug(run)}"
             out.update({f"{key}_seconds": self._run(run).median, f"{key}_predicted": self.predicted[run],
                         f"{key}_ratio": self.ratio(run).estimate, f"{key}_model": self.model_sentence(run)})
-            if run != self.baseline:
+            if speedups and run != self.baseline:
                 s = self.speedup(run)
                 out.update({f"{key}_speedup": s.estimate, f"{key}_low": s.low, f"{key}_high": s.high,
                             f"{key}_ideal": self.ideal(run), f"{key}_says": self.sentence(run)})
