@@ -20,6 +20,7 @@ so the site build in ``tests/book/test_site.py`` executes none of them again.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from unittest import mock
 
@@ -180,6 +181,10 @@ def _store_run(notebook_item) -> None:
     # nbval's kernel runs in this interpreter (--nbval-current-env): the language it would report
     notebook.metadata["language_info"] = dict(IPythonKernel.language_info)
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    if len(code) != len(cells) or any(c.source != getattr(i, "cell", c).source for c, i in zip(code, cells)):
+        # the chapter was edited while it ran: its outputs belong to the old cells, so nothing is cached
+        warnings.warn(f"{notebook_item.path} changed while it ran; its run is not put in the site's cache.")
+        return
     for count, (cell, item) in enumerate(zip(code, cells, strict=True), start=1):  # nbval: an item a code cell
         cell.outputs = list(item.test_outputs or [])
         cell.execution_count = count if item.test_outputs is not None else None
