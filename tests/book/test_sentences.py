@@ -104,9 +104,8 @@ NOT_YET_NARRATED = {
     "beyond_one_machine/multi_process_jax", "beyond_one_machine/slurm_jobs", "ensemble/dask", "ensemble/mpi",
     "ensemble/process_pools", "ensemble/the_jax_way",
     "numpyro/chain_methods", "other_parallelism/one_chain_sharded_data", "other_parallelism/parallel_tempering",
-    "other_parallelism/tempered_smc", "parallel_chains/chains_that_never_wait",
-    "parallel_chains/more_chains_than_devices",
-    "parallel_chains/vmap_pmap_shard_map", "sharding_lab/data_parallel_training",
+    "other_parallelism/tempered_smc",
+    "sharding_lab/data_parallel_training",
 }
 
 

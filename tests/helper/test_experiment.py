@@ -88,3 +88,11 @@ def test_numbers_leave_out_speedups_of_runs_that_are_not_alternatives():
                                 repeats=2), cores=1)
     numbers = result.numbers("x", speedups=False)
     assert "x_b_speedup" not in numbers and "x_b_model" in numbers and numbers["x_rounds"] == 2
+
+
+def test_a_run_s_reason_is_printed_with_its_verdict():
+    result = measure(Experiment(runs={"a": (spin, 1e-4)}, model=lambda m: {"a": 1e-4}, repeats=2,
+                                reasons={"a": "one spin"}), cores=1)
+    assert result.verdict.predictions["a"].reason == "one spin"
+    with pytest.raises(KeyError, match="reasons names runs that do not exist"):
+        Experiment(runs={"a": (spin, 1e-4)}, model=lambda m: {"a": 1e-4}, reasons={"b": "?"})

@@ -117,6 +117,9 @@ class Experiment:
         The most rounds ``decide`` may take.
     tolerance : float, optional
         The calibration's relative error, within which the model and the ideal count as met.
+    reasons : mapping of str to str, optional
+        For a run, what its prediction counts (``"global lockstep, all-reduces in every step"``): printed with the
+        verdict.
     """
 
     runs: Mapping[str, tuple]
@@ -128,6 +131,7 @@ class Experiment:
     decide: Sequence[tuple[str, str]] = ()
     max_repeats: int = 20
     tolerance: float = TOLERANCE
+    reasons: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.runs, Mapping) or not self.runs:
@@ -144,6 +148,8 @@ class Experiment:
             if len(pair) != 2 or not set(pair) <= names:
                 raise KeyError(f"decide takes (candidate, baseline) pairs of runs, got {pair!r}; the runs are "
                                f"{sorted(names)}.")
+        if not set(self.reasons) <= names:
+            raise KeyError(f"reasons names runs that do not exist: {sorted(set(self.reasons) - names)}.")
         if not set(self.best_case_only) <= names:
             raise KeyError(f"best_case_only names runs that do not exist: {sorted(set(self.best_case_only) - names)}.")
 
@@ -324,7 +330,8 @@ def _once(experiment: Experiment, repeats: int, kept: dict) -> dict[str, Predict
         raise KeyError(f"the model must return the predicted seconds of every run and only those, "
                        f"{sorted(experiment.runs)}; it returned {got}.")
     kept.update(timings=timings, outputs=outputs, predicted={k: float(v) for k, v in predicted.items()})
-    return {name: predict(timings[name], kept["predicted"][name]) for name in experiment.runs}
+    return {name: predict(timings[name], kept["predicted"][name], experiment.reasons.get(name, ""))
+            for name in experiment.runs}
 
 
 def measure(experiment: Experiment, cores: int | None = None, rules: Rules = RULES) -> Result:
