@@ -103,9 +103,7 @@ NARRATED = [p for p in PAGES if "measure(Experiment(" in p.read_text() or "Exper
 NOT_YET_NARRATED = {
     "beyond_one_machine/multi_process_jax", "beyond_one_machine/slurm_jobs", "ensemble/dask", "ensemble/mpi",
     "ensemble/process_pools", "ensemble/the_jax_way",
-    "numpyro/chain_methods", "other_parallelism/one_chain_sharded_data", "other_parallelism/parallel_tempering",
-    "other_parallelism/tempered_smc",
-    "sharding_lab/data_parallel_training",
+    "numpyro/chain_methods", "other_parallelism/one_chain_sharded_data",
 }
 
 

@@ -22,7 +22,7 @@ def planted(times, predicted, name):
 def test_every_page_that_calls_the_judge_is_found():
     pages = tp.timed_pages()
     assert len(pages) >= 12
-    assert all("judge(" in p.read_text() for p in pages)
+    assert all("judge(" in p.read_text() or "Experiment(" in p.read_text() for p in pages)
     assert any(p.name == "cost_model.md" for p in pages)
 
 

@@ -61,8 +61,8 @@ class PageRun:
 
 
 def timed_pages(root: Path = ROOT) -> list[Path]:
-    """The chapters that hand their runs to the judge."""
-    return [p for p in myst_notebooks(root / "chapters") if "judge(" in p.read_text()]
+    """The chapters that hand their runs to the judge: through a declared experiment, or (older pages) directly."""
+    return [p for p in myst_notebooks(root / "chapters") if "judge(" in p.read_text() or "Experiment(" in p.read_text()]
 
 
 def verdicts_in(text: str) -> list[dict]:
