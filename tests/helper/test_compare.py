@@ -62,6 +62,9 @@ def test_the_model_agrees_only_within_the_calibration_error():
     assert against_model(missing, tolerance=0.40) == "agrees"
     beaten = model_interval([0.5, 0.52, 0.55], predicted=1.0)
     assert against_model(beaten, tolerance=0.25) == "beats the model"
+    # a ratio of 0.56 whose rounds reach 0.84: the widened interval holds 1, but the ratio is far outside the error
+    wide = model_interval([1.2, 1.8, 2.2], predicted=1.0)
+    assert wide.high * 1.25 >= 1 and against_model(wide, tolerance=0.25) == "cannot tell"
 
 
 def test_a_speedup_beside_its_ideal():

@@ -23,7 +23,7 @@ def contradictions(sentence: str, interval: Interval, ideal: float | None = None
         found.append("the sentence does not carry its number")
     says_faster = re.search(r": faster, ", sentence) is not None
     says_slower = re.search(r": slower, ", sentence) is not None
-    says_cannot = "cannot tell" in sentence
+    says_cannot = "cannot tell them apart" in sentence
     if says_faster and not interval.low > 1:
         found.append(f"'faster' with an interval reaching {interval.low:.3f}")
     if says_slower and not interval.high < 1:
@@ -34,8 +34,13 @@ def contradictions(sentence: str, interval: Interval, ideal: float | None = None
         found.append("not exactly one verdict on the speedup")
     if ideal is not None:
         widened = (interval.low / (1 + tolerance), interval.high * (1 + tolerance))
-        if "reaches it" in sentence and not widened[0] <= ideal <= widened[1]:
-            found.append("'reaches' an ideal outside the interval")
+        if "the run reaches it" in sentence and not (widened[0] <= ideal <= widened[1]
+                                             and ideal / (1 + tolerance) <= interval.estimate <= ideal * (1 + tolerance)):
+            found.append("'reaches' an ideal the speedup is not within the error of")
+        reaches = widened[0] <= ideal <= widened[1]
+        if "cannot tell whether it reaches" in sentence and not (
+                reaches and not ideal / (1 + tolerance) <= interval.estimate <= ideal * (1 + tolerance)):
+            found.append("'cannot tell' beside an ideal the run decides")
         if "falls short" in sentence and not widened[1] < ideal:
             found.append("'falls short' of an ideal the interval reaches")
         if "beyond it" in sentence and not widened[0] > ideal:
@@ -46,8 +51,11 @@ def contradictions(sentence: str, interval: Interval, ideal: float | None = None
 def model_contradictions(sentence: str, ratio: Interval, tolerance: float = TOL) -> list[str]:
     found = []
     holds = ratio.low / (1 + tolerance) <= 1 <= ratio.high * (1 + tolerance)
-    if "accounts for" in sentence and not holds:
-        found.append("'accounts for' outside the calibration error")
+    within = 1 / (1 + tolerance) <= ratio.estimate <= 1 + tolerance
+    if "so the model accounts for" in sentence and not (holds and within):
+        found.append("'accounts for' a ratio outside the calibration error")
+    if "cannot tell whether the model" in sentence and not (holds and not within):
+        found.append("'cannot tell' where the run decides")
     if "leaves out" in sentence and not ratio.high * (1 + tolerance) < 1:
         found.append("'a cost the model leaves out' where the run agrees")
     if "model is wrong" in sentence and not ratio.low / (1 + tolerance) > 1:
@@ -82,6 +90,8 @@ def test_the_check_catches_planted_contradictions():
     assert contradictions("pools against serial: this run cannot tell them apart, 0.22x.", slower)
     missing = model_interval([1.3, 1.33, 1.37], predicted=1.0)  # ratio 0.75
     assert model_contradictions("ratio 0.75, so the model accounts for every run", missing)
+    wide = model_interval([1.2, 1.8, 2.2], predicted=1.0)  # ratio 0.56, interval reaching 0.83: not "accounts for"
+    assert model_contradictions("a ratio of 0.56 (...), so the model accounts for the run", wide)
     beyond = speedup_interval([2.15, 2.2, 2.4], [1.0, 1.0, 1.0])
     assert contradictions("x against y: faster, 2.20x. The model's ideal is 1.90x; the run reaches it.", beyond, 1.9,
                           tolerance=0.05)

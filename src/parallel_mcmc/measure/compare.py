@@ -12,12 +12,13 @@ What an interval decides, and nothing else decides it:
 
 - a speedup (:func:`decide`): ``"faster"`` when the whole interval is above 1, ``"slower"`` when it is below 1,
   and ``"cannot tell"`` only when it holds 1;
-- a run against the model's prediction (:func:`against_model`, the ratio predicted over measured):
-  ``"agrees"`` when the interval, widened by the calibration's own error (``tolerance``; the model's pieces are
-  measurements too), holds 1; ``"beats the model"`` when even the widened interval lies above 1 (faster than a
-  best case: the model is wrong); ``"slower than the model"`` when it lies below 1 (a cost the model leaves out);
-- a speedup against its ideal, the model's own ratio (:func:`against_ideal`): ``"reaches"``, ``"short of"`` or
-  ``"beyond"`` the ideal, by the same widened interval.
+- a run against the model's prediction (:func:`against_model`, the ratio predicted over measured), with the
+  interval widened by the calibration's own error (``tolerance``; the model's pieces are measurements too):
+  ``"beats the model"`` when even the widened interval lies above 1 (faster than a best case: the model is wrong);
+  ``"slower than the model"`` when it lies below 1 (a cost the model leaves out); ``"agrees"`` when the ratio
+  itself is within the error of 1 and the widened interval holds 1; otherwise ``"cannot tell"``;
+- a speedup against its ideal, the model's own ratio (:func:`against_ideal`): ``"reaches"``, ``"short of"``,
+  ``"beyond"`` or ``"cannot tell"``, by the same rules.
 
 The sentences that state these verdicts are written by :mod:`parallel_mcmc.measure.narrate`, from the numbers.
 """
@@ -206,7 +207,7 @@ def decide(speedup: Interval) -> str:
 
 
 def against_model(ratio: Interval, tolerance: float = TOLERANCE) -> str:
-    """``"agrees"``, ``"beats the model"`` or ``"slower than the model"``, for a predicted-over-measured ratio.
+    """What a predicted-over-measured ratio says of the model, within the calibration's error.
 
     Parameters
     ----------
@@ -218,15 +219,20 @@ def against_model(ratio: Interval, tolerance: float = TOLERANCE) -> str:
     Returns
     -------
     str
-        ``"agrees"`` when the widened interval holds 1.
+        ``"beats the model"`` when even the widened interval lies above 1 (the model is wrong),
+        ``"slower than the model"`` when it lies below 1 (a cost the model leaves out), ``"agrees"`` when the ratio
+        itself is within the error of 1 and the widened interval holds 1, and ``"cannot tell"`` otherwise.
     """
-    if ratio.holds(1.0, tolerance):
-        return "agrees"
-    return "beats the model" if ratio.low > 1 else "slower than the model"
+    widen = 1.0 + real_number("tolerance", tolerance, least=0)
+    if ratio.low / widen > 1:
+        return "beats the model"
+    if ratio.high * widen < 1:
+        return "slower than the model"
+    return "agrees" if 1 / widen <= ratio.estimate <= widen else "cannot tell"
 
 
 def against_ideal(speedup: Interval, ideal: float, tolerance: float = TOLERANCE) -> str:
-    """``"reaches"``, ``"short of"`` or ``"beyond"``: a measured speedup beside its ideal, the model's own ratio.
+    """What a measured speedup says beside its ideal, the model's own ratio, within the calibration's error.
 
     Parameters
     ----------
@@ -240,9 +246,14 @@ def against_ideal(speedup: Interval, ideal: float, tolerance: float = TOLERANCE)
     Returns
     -------
     str
-        ``"reaches"`` when the widened interval holds the ideal; ``"beyond"`` means the model is wrong.
+        ``"beyond"`` when even the widened interval lies above the ideal (the model is wrong), ``"short of"`` when
+        it lies below, ``"reaches"`` when the speedup itself is within the error of the ideal and the widened
+        interval holds it, and ``"cannot tell"`` otherwise.
     """
     ideal = real_number("ideal", ideal, above=0)
-    if speedup.holds(ideal, tolerance):
-        return "reaches"
-    return "beyond" if speedup.low > ideal else "short of"
+    widen = 1.0 + real_number("tolerance", tolerance, least=0)
+    if speedup.low / widen > ideal:
+        return "beyond"
+    if speedup.high * widen < ideal:
+        return "short of"
+    return "reaches" if ideal / widen <= speedup.estimate <= ideal * widen else "cannot tell"

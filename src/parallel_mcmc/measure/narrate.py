@@ -7,9 +7,9 @@ and its interval where the run did not decide. The verdict words come from
 
 - a speedup is *faster* or *slower* only when its whole interval lies on that side of 1; otherwise the run
   *cannot tell* the two apart, and the sentence says so with the interval;
-- a run *agrees* with the model only when its interval, widened by the calibration's error, holds the
-  prediction;
-- a speedup *reaches* its ideal only when the widened interval holds the ideal.
+- a run *agrees* with the model only when its ratio is within the calibration's error of 1 and its interval,
+  widened by that error, holds 1; where the run cannot tell, the sentence says so;
+- a speedup *reaches* its ideal by the same rule.
 
 ``tests/helper/test_narrate.py`` draws numbers at random (hypothesis) and checks
 that no sentence contradicts them.
@@ -82,8 +82,10 @@ def speedup_sentence(candidate: str, baseline: str, speedup: Interval, ideal: fl
         clause = f"the run reaches it, within the calibration's {tolerance:.0%}"
     elif reach == "short of":
         clause = "the run falls short of it: some cost the model leaves out"
-    else:
+    elif reach == "beyond":
         clause = "the run goes beyond it, so the model misses something"
+    else:
+        clause = f"this run cannot tell whether it reaches it within the calibration's {tolerance:.0%}"
     return f"{text} The model's ideal is {ideal:.2f}x; {clause}."
 
 
@@ -116,4 +118,6 @@ def model_sentence(run: str, measured: float, predicted: float, ratio: Interval,
         return f"{head}, so the model accounts for the run within its calibration error of {tolerance:.0%}."
     if verdict == "slower than the model":
         return f"{head}, slower than the model's best case: a cost the model leaves out took the rest."
-    return f"{head}, faster than the model's best case can be: the model is wrong."
+    if verdict == "beats the model":
+        return f"{head}, faster than the model's best case can be: the model is wrong."
+    return f"{head}: this run cannot tell whether the model accounts for it within its calibration error of {tolerance:.0%}."
