@@ -17,7 +17,7 @@ ASSETS := node_modules/.installed
 JB_FLAGS ?= -W -n --keep-going
 PYTEST_ARGS ?= -v
 
-.PHONY: book course test lab clean distclean pins env student grade format bench stack-gpu-machine
+.PHONY: book course test lab clean distclean pins env student grade format bench stack-gpu-machine gpu-run
 
 env: $(STAMP)
 
@@ -28,6 +28,9 @@ $(STAMP): requirements.txt pyproject.toml tools/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
+	@# GPU=1 (make book GPU=1, make env GPU=1): JAX's CUDA 13 plugin for the pinned jax; pages then run on the GPU
+	@# with PARALLEL_MCMC_PLATFORM=gpu (README, "Platforms").
+	$(if $(GPU),$(PY) -m pip install --quiet "jax[cuda13]==$$(sed -n 's/^jax==//p' requirements.txt)")
 	@touch $@
 
 $(ASSETS): package.json package-lock.json
@@ -64,6 +67,11 @@ test: $(STAMP) $(ASSETS)
 BENCH_SIZE ?= laptop
 bench: $(STAMP)
 	$(PY) -m booktools.bench --size $(BENCH_SIZE) --out _build/bench
+
+# The GPU run, prepared: the wheels the GPU machine lacks and a manifest in _build/gpu-run; it prints the one command
+# to run there (booktools.gpu_run). `python -m booktools.gpu_run keep SUMMARY` stores a run in results/gpu/.
+gpu-run: $(STAMP)
+	$(PY) -m booktools.gpu_run prepare --out _build/gpu-run
 
 # Rewrite every chapter as JupyterLab (through jupytext) saves it, so that opening one changes nothing.
 format: $(STAMP)

@@ -1,7 +1,7 @@
 """Measuring a parallel run beside the book's cost model.
 
 The one timing loop, the model's rules, the pool-queue
-model, calibration loops, the judge of every timing, lockstep accounting, plots; and two measuring aids as
+model, calibration loops, the judge of every timing, lockstep accounting, plots, the figures of the stored GPU runs; and two measuring aids as
 modules, :mod:`~parallel_mcmc.measure.hlo` (what a compiled program does, from its text) and
 :mod:`~parallel_mcmc.measure.xla_threads` (XLA's CPU threads, and a device with one).
 
@@ -25,5 +25,6 @@ __all__, __getattr__, __dir__ = surface(__name__, {
     "experiment": ["Experiment", "Measured", "Result", "measure"],
     "rules": ["STATUSES", "READINGS", "Rules", "RULES", "RunVerdict", "rate"],
     "judging": ["STRICT_ENV", "OUTCOMES", "Comparison", "Verdict", "strict", "judge"],
+    "gpu_runs": ["GpuFigures", "gpu_figures"],
     "plots": ["plot_speedups", "plot_scaling", "plot_times_vs_ideal", "plot_steps_per_draw"],
 }, modules=["hlo", "xla_threads"])
