@@ -23,7 +23,11 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
 
 from parallel_mcmc._validate import real_number, whole_number
 
@@ -59,8 +63,6 @@ class RandomizedHMC:
         real_number("mean_length", self.mean_length, above=1, of=" (the mean number of steps of a trajectory)")
 
     def _value_and_grad(self, q):
-        import jax
-
         return jax.value_and_grad(self.logdensity)(q)
 
     def _leapfrog(self, q, p, grad):
@@ -69,6 +71,7 @@ class RandomizedHMC:
         log_p, grad = self._value_and_grad(q)
         return q, p + 0.5 * self.step_size * grad, log_p, grad
 
+    @partial(jax.jit, static_argnums=(0, 2))  # compiled once for each sampler and shape
     def randoms(self, keys, num_draws: int):
         """Every chain's momentum, trajectory length and acceptance uniform for draws ``0..num_draws`` (one spare).
 
@@ -84,9 +87,6 @@ class RandomizedHMC:
         momenta, lengths, uniforms : jax.Array
             Shapes ``(chains, num_draws + 1, dim)``, ``(chains, num_draws + 1)`` and ``(chains, num_draws + 1)``.
         """
-        import jax
-        import jax.numpy as jnp
-
         num_draws = whole_number("num_draws", num_draws, 1)
 
         def one_draw(key, d):
@@ -95,13 +95,10 @@ class RandomizedHMC:
                     jax.random.uniform(k_accept))
 
         draws = jnp.arange(num_draws + 1)
-        return jax.jit(jax.vmap(lambda key: jax.vmap(lambda d: one_draw(key, d))(draws)))(keys)
+        return jax.vmap(lambda key: jax.vmap(lambda d: one_draw(key, d))(draws))(keys)
 
     def _draw(self, momentum, length, u, q, log_p, grad):
         """One HMC draw of ``length`` leapfrog steps from ``(q, momentum)``, accepted or rejected with ``u``."""
-        import jax
-        import jax.numpy as jnp
-
         def step(carry):
             i, q, p, log_p, grad = carry
             return (i + 1, *self._leapfrog(q, p, grad))
@@ -126,9 +123,6 @@ class RandomizedHMC:
         jax.Array
             The draws, ``(chains, draws, dim)``.
         """
-        import jax
-        import jax.numpy as jnp
-
         log_p0, grad0 = jax.vmap(self._value_and_grad)(q0)
 
         def one_draw(state, d):
@@ -155,9 +149,6 @@ class RandomizedHMC:
         iterations : jax.Array
             The loop's iterations: the longest chain's total steps.
         """
-        import jax
-        import jax.numpy as jnp
-
         num_chains, num_draws = q0.shape[0], lengths.shape[1] - 1
         log_p0, grad0 = jax.vmap(self._value_and_grad)(q0)
         p0 = momenta[:, 0]
@@ -189,3 +180,4 @@ class RandomizedHMC:
                  jnp.zeros_like(lengths[:, 0]), jnp.zeros_like(q0, shape=(num_chains, num_draws, self.dim)))
         carry = jax.lax.while_loop(lambda carry: jnp.any(carry[7] < num_draws), body, carry)
         return carry[8], carry[0]
+
