@@ -137,10 +137,8 @@ class RandomizedHMC:
 
         Parameters
         ----------
-        momenta, lengths, uniforms : jax.Array
-            What :meth:`randoms` gives.
-        q0 : jax.Array
-            The chains' starting positions, ``(chains, dim)``.
+        momenta, lengths, uniforms, q0
+            As for :meth:`lockstep`.
 
         Returns
         -------
