@@ -103,7 +103,6 @@ NARRATED = [p for p in PAGES if "Experiment(" in p.read_text()]
 NOT_YET_NARRATED = {
     "beyond_one_machine/multi_process_jax", "beyond_one_machine/slurm_jobs", "ensemble/dask", "ensemble/mpi",
     "ensemble/process_pools", "ensemble/the_jax_way",
-    "numpyro/chain_methods", "other_parallelism/one_chain_sharded_data",
 }
 
 
