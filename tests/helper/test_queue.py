@@ -98,3 +98,36 @@ def test_chunked_pool_run_time_refuses_nonsense():
         cm.chunked_pool_run_time([16], 1e-3, 0, 2)
     with pytest.raises(ValueError):
         cm.chunked_pool_run_time([16], 1e-3, 2, 2, round_overhead=-1.0)
+
+
+# --- emcee_run_time: the one model of an emcee run ---------------------------------------------------------------
+
+from parallel_mcmc.measure import chunked_pool_run_time, emcee_run_time, pool_run_time  # noqa: E402
+
+
+def test_emcee_run_time_without_a_pool_is_its_own_work_plus_every_call():
+    assert emcee_run_time(0.5, [16, 16, 16], 1e-3) == pytest.approx(0.5 + 48e-3)
+
+
+def test_emcee_run_time_through_a_pool_adds_the_pool_model_to_emcee_alone():
+    maps = [16] * 10
+    assert emcee_run_time(0.2, maps, 2e-3, 4, 2, overhead_per_task=1e-4, pool_map_chunks=True) == pytest.approx(
+        0.2 + pool_run_time(maps, 2e-3, 4, 2, overhead_per_task=1e-4, pool_map_chunks=True))
+    assert emcee_run_time(0.2, maps, 2e-3, 3, 2, chunked=True, round_overhead=5e-4) == pytest.approx(
+        0.2 + chunked_pool_run_time(maps, 2e-3, 3, 2, round_overhead=5e-4))
+    # two workers on two cores halve the calls' time at best, never more
+    serial = emcee_run_time(0.0, maps, 2e-3)
+    assert serial / emcee_run_time(0.0, maps, 2e-3, 2, 2) == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"emcee_alone": -1.0}, "emcee_alone"),
+    ({"workers": -1}, "workers"),
+    ({"overhead_per_task": 1e-4}, "no pool"),
+    ({"chunked": True}, "no pool"),
+    ({"tasks_per_map": []}, "empty"),
+])
+def test_emcee_run_time_refuses_bad_input_with_a_reason(kwargs, words):
+    args = {"emcee_alone": 0.1, "tasks_per_map": [8], "task_seconds": 1e-3, **kwargs}
+    with pytest.raises(ValueError, match=words):
+        emcee_run_time(**args)

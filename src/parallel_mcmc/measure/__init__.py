@@ -16,7 +16,7 @@ __all__, __getattr__, __dir__ = surface(__name__, {
     "cores": ["cores_busy", "cores_available", "CompileLog"],
     "model": ["StepCost", "concurrent", "sequential_time", "lockstep_time", "sharded_time", "split_call_time"],
     "prediction": ["Prediction", "predict", "crossover"],
-    "queue": ["map_chunksize", "pool_time", "pool_run_time", "chunked_pool_run_time"],
+    "queue": ["map_chunksize", "pool_time", "pool_run_time", "chunked_pool_run_time", "emcee_run_time"],
     "calibrate": ["pool_overhead", "collective_calls", "collective_cost"],
     "lockstep": ["integration_steps", "lockstep_cost", "device_loads", "steps_2d", "expected_lockstep_steps"],
     "compare": ["LEVEL", "TOLERANCE", "Interval", "ratio_interval", "speedup_interval", "model_interval", "decide",

@@ -20,6 +20,7 @@ __all__ = [
     "pool_time",
     "pool_run_time",
     "chunked_pool_run_time",
+    "emcee_run_time",
 ]
 
 
@@ -235,3 +236,59 @@ def _task_counts(tasks_per_map: Sequence[int]) -> list[int]:
     if not counts:
         raise ValueError("tasks_per_map is empty: pass the task count of every map the run made.")
     return counts
+
+
+def emcee_run_time(
+    emcee_alone: float, tasks_per_map: Sequence[int], task_seconds: float, workers: int = 0, cores: float = 1.0, *,
+    chunked: bool = False, **pool: float | bool,
+) -> float:
+    """The model's best time for one emcee run: emcee's own work, plus its maps of log-probabilities.
+
+    The one model of the emcee chapters. emcee's own work (proposals, bookkeeping) is measured as a run whose
+    log-probability does nothing (``emcee_alone``); each map then costs what its pool makes of it:
+
+    - ``workers=0``: no pool, every log-probability one after another in this process;
+    - ``chunked=False``: a pool that deals out tasks, one at a time or in ``Pool.map``'s chunks
+      (:func:`pool_run_time`, which ``pool`` configures: ``overhead_per_task``, ``master_cores``,
+      ``master_cpu_per_task``, ``pool_map_chunks``);
+    - ``chunked=True``: a pool that sends each rank one contiguous chunk of every map (:func:`chunked_pool_run_time`,
+      ``pool``: ``round_overhead``).
+
+    Parameters
+    ----------
+    emcee_alone : float
+        Seconds of the same run with a log-probability that does no work.
+    tasks_per_map : sequence of int
+        The log-probabilities of every map the run made (``nsteps`` maps of half the walkers, twice a step).
+    task_seconds : float
+        Seconds of one log-probability.
+    workers : int, optional
+        The pool's workers (ranks with ``chunked``); 0 for no pool.
+    cores : float, optional
+        The cores the pool's processes share.
+    chunked : bool, optional
+        The pool sends one contiguous chunk per rank (the book's ``SharingMPIPool``).
+    **pool
+        The pool's measured costs, as the function named above takes them.
+
+    Returns
+    -------
+    float
+        The predicted seconds of the run, a best case.
+
+    Raises
+    ------
+    ValueError
+        If a count or a time is out of range, or ``pool`` is given without a pool.
+    TypeError
+        If ``pool`` names an argument the chosen function does not take.
+    """
+    emcee_alone = real_number("emcee_alone", emcee_alone, least=0, of=" (seconds of emcee's own work)")
+    workers = whole_number("workers", workers, 0, of=" (0: no pool)")
+    if workers == 0:
+        if pool or chunked:
+            raise ValueError(f"a run with no pool (workers=0) takes no pool costs; got chunked={chunked}, {pool}.")
+        counts = _task_counts(tasks_per_map)
+        return emcee_alone + sum(counts) * real_number("task_seconds", task_seconds, least=0)
+    model = chunked_pool_run_time if chunked else pool_run_time
+    return emcee_alone + model(tasks_per_map, task_seconds, workers, cores, **pool)
