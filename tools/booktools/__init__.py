@@ -9,6 +9,8 @@ the package ``parallel_mcmc``, in ``src/``). Modules:
 - :mod:`booktools.site`: the Sphinx extension named in ``_config.yml`` (launch buttons, published notebooks).
 - :mod:`booktools.format`: ``make format``, chapters as JupyterLab saves them.
 - :mod:`booktools.bench`: ``make bench``, every way of running chains beside the cost model.
+- :mod:`booktools.gpu_run`: ``make gpu-run``, the book's measurements on one GPU, prepared here and run there.
+- :mod:`booktools.conventions`: how far each chapter is from the page conventions (lines, plumbing share).
 - :mod:`booktools.busy`: run a command (``make test``) while other processes keep cores busy.
 - :mod:`booktools.slurm_cluster`: a one-node SLURM cluster on this machine, for the tests that submit job scripts.
 - :mod:`booktools.slurm_config`: that cluster's ``slurm.conf``, written with no daemon started.
