@@ -96,3 +96,47 @@ def test_a_run_s_reason_is_printed_with_its_verdict():
     assert result.verdict.predictions["a"].reason == "one spin"
     with pytest.raises(KeyError, match="reasons names runs that do not exist"):
         Experiment(runs={"a": (spin, 1e-4)}, model=lambda m: {"a": 1e-4}, reasons={"b": "?"})
+
+
+def test_runs_timed_elsewhere_are_modelled_judged_and_narrated_with_the_others():
+    from parallel_mcmc.measure import Timing
+
+    asked = []
+
+    def program(repeats):
+        """Stands for a program under mpiexec that times its own repeats and reports them."""
+        asked.append(repeats)
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            spin(4e-3)
+            times.append(time.perf_counter() - start)
+        return Timing("program", tuple(times), times[0]), {"ranks": 3}
+
+    result = measure(Experiment(
+        runs={"here": (spin, 2e-3)}, pieces={"one unit": (spin, 1e-3)}, elsewhere={"under mpiexec": program},
+        model=lambda m: {"here": 2 * m.best("one unit"), "under mpiexec": 4 * m.best("one unit")},
+        baseline="under mpiexec", repeats=5, decide=[("here", "under mpiexec")]), cores=1)
+    assert asked and asked[0] == 5 and result.outputs["under mpiexec"] == {"ranks": 3}
+    assert result.experiment.all_runs == ["here", "under mpiexec"]
+    speedup = result.speedup("here")  # not paired: the program's repeats ran in rounds of their own
+    assert 1.4 < speedup.estimate < 2.6 and result.ideal("here") == pytest.approx(2.0, rel=0.15)
+    assert result.sentence("here").startswith("here against under mpiexec: ")
+    assert "under_mpiexec_seconds" in " ".join(result.numbers("x"))
+    assert "under mpiexec" in str(result.verdict)
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    ({"elsewhere": {"a": (spin, 1e-3)}}, TypeError, "time_it"),
+    ({"elsewhere": {"one after another": lambda r: None}}, KeyError, "named twice"),
+])
+def test_elsewhere_is_refused_when_malformed(kwargs, error, words):
+    with pytest.raises(error, match=words):
+        two_runs(**kwargs)
+
+
+def test_a_program_that_returns_no_timing_is_refused_with_a_reason():
+    experiment = Experiment(runs={"here": (spin, 1e-3)}, elsewhere={"there": lambda repeats: 1.0},
+                            model=lambda m: {"here": 1e-3, "there": 1e-3})
+    with pytest.raises(TypeError, match=r"must return \(Timing, output\)"):
+        measure(experiment, cores=1)

@@ -120,6 +120,12 @@ class Experiment:
     reasons : mapping of str to str, optional
         For a run, what its prediction counts (``"global lockstep, all-reduces in every step"``): printed with the
         verdict.
+    elsewhere : mapping of str to callable, optional
+        Runs timed outside this process (a program under ``mpiexec`` or ``srun`` that times its own repeats):
+        ``{name: time_it}``, where ``time_it(repeats)`` runs the program and returns ``(timing, output)``, a
+        :class:`parallel_mcmc.measure.Timing` of ``repeats`` times and whatever the model needs. They are
+        runs like the others (model, judge, ``baseline``, ``decide``), measured once per try after the
+        interleaved rounds; a speedup that involves one is not paired round by round.
     """
 
     runs: Mapping[str, tuple]
@@ -132,15 +138,21 @@ class Experiment:
     max_repeats: int = 20
     tolerance: float = TOLERANCE
     reasons: Mapping[str, str] = field(default_factory=dict)
+    elsewhere: Mapping[str, Callable[[int], tuple[Timing, Any]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.runs, Mapping) or not self.runs:
             raise TypeError("runs must be a non-empty dict {name: (fn, *args)}.")
+        if not isinstance(self.elsewhere, Mapping) or not all(callable(f) for f in self.elsewhere.values()):
+            raise TypeError("elsewhere must be a dict {name: time_it}, time_it(repeats) -> (Timing, output).")
+        if set(self.elsewhere) & (set(self.runs) | set(self.pieces)):
+            raise KeyError(f"{sorted(set(self.elsewhere) & (set(self.runs) | set(self.pieces)))} are named twice: "
+                           "a run is timed here (runs, pieces) or elsewhere, not both.")
         if not callable(self.model):
             raise TypeError("model must be a function of the measurements that returns {run name: seconds}.")
         whole_number("repeats", self.repeats, 1)
         whole_number("max_repeats", self.max_repeats, self.repeats)
-        names = set(self.runs)
+        names = set(self.all_runs)
         for name in [self.baseline] if self.baseline is not None else []:
             if name not in names:
                 raise KeyError(f"baseline {name!r} is not a run; the runs are {sorted(names)}.")
@@ -152,6 +164,12 @@ class Experiment:
             raise KeyError(f"reasons names runs that do not exist: {sorted(set(self.reasons) - names)}.")
         if not set(self.best_case_only) <= names:
             raise KeyError(f"best_case_only names runs that do not exist: {sorted(set(self.best_case_only) - names)}.")
+
+
+    @property
+    def all_runs(self) -> list[str]:
+        """The runs timed here, then those timed elsewhere, by name."""
+        return [*self.runs, *self.elsewhere]
 
 
 @dataclass(frozen=True)
@@ -198,8 +216,9 @@ class Result:
         parallel_mcmc.measure.Interval
             Above 1 when the candidate is faster.
         """
-        base = self._run(baseline or self.baseline)
-        return speedup_interval(base.times, self._run(candidate).times)
+        name = baseline or self.baseline
+        paired = not ({name, candidate} & set(self.experiment.elsewhere))  # rounds shared only by runs timed here
+        return speedup_interval(self._run(name).times, self._run(candidate).times, paired=paired)
 
     def ideal(self, candidate: str, baseline: str | None = None) -> float:
         """The model's own ratio: the baseline's predicted time over the candidate's.
@@ -287,7 +306,7 @@ class Result:
         """
         out: dict[str, Any] = {f"{prefix}_rounds": len(self._run(self.baseline).times),
                                f"{prefix}_tries": self.verdict.tries}
-        for run in self.experiment.runs:
+        for run in self.experiment.all_runs:
             key = f"{prefix}_{_slug(run)}"
             out.update({f"{key}_seconds": self._run(run).median, f"{key}_predicted": self.predicted[run],
                         f"{key}_ratio": self.ratio(run).estimate, f"{key}_model": self.model_sentence(run)})
@@ -302,8 +321,8 @@ class Result:
         self.verdict.check()
 
     def _run(self, name: str) -> Timing:
-        if name not in self.experiment.runs:
-            raise KeyError(f"{name!r} is not a run of this experiment; its runs are {list(self.experiment.runs)}.")
+        if name not in self.experiment.all_runs:
+            raise KeyError(f"{name!r} is not a run of this experiment; its runs are {self.experiment.all_runs}.")
         return self.timings[name]
 
     def __str__(self) -> str:
@@ -324,14 +343,19 @@ def _once(experiment: Experiment, repeats: int, kept: dict) -> dict[str, Predict
         timings, outputs = {**timings, **piece_t}, {**outputs, **piece_o}
     else:
         timings, outputs = time_interleaved(experiment.runs, repeats=repeats)
+    for name, time_it in experiment.elsewhere.items():
+        got = time_it(repeats)
+        if not (isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], Timing)):
+            raise TypeError(f"elsewhere[{name!r}](repeats) must return (Timing, output), got {type(got).__name__}.")
+        timings[name], outputs[name] = got
     predicted = experiment.model(Measured(timings, outputs))
-    if not isinstance(predicted, Mapping) or set(predicted) != set(experiment.runs):
+    if not isinstance(predicted, Mapping) or set(predicted) != set(experiment.all_runs):
         got = sorted(predicted) if isinstance(predicted, Mapping) else type(predicted).__name__
         raise KeyError(f"the model must return the predicted seconds of every run and only those, "
-                       f"{sorted(experiment.runs)}; it returned {got}.")
+                       f"{sorted(experiment.all_runs)}; it returned {got}.")
     kept.update(timings=timings, outputs=outputs, predicted={k: float(v) for k, v in predicted.items()})
     return {name: predict(timings[name], kept["predicted"][name], experiment.reasons.get(name, ""))
-            for name in experiment.runs}
+            for name in experiment.all_runs}
 
 
 def measure(experiment: Experiment, cores: int | None = None, rules: Rules = RULES) -> Result:
