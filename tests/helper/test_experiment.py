@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from parallel_mcmc.measure import Experiment, Measured, measure
+from parallel_mcmc.measure import Experiment, Measured, Timing, measure
 
 
 def spin(seconds: float) -> float:
@@ -99,8 +99,6 @@ def test_a_run_s_reason_is_printed_with_its_verdict():
 
 
 def test_runs_timed_elsewhere_are_modelled_judged_and_narrated_with_the_others():
-    from parallel_mcmc.measure import Timing
-
     asked = []
 
     def program(repeats):
@@ -140,3 +138,20 @@ def test_a_program_that_returns_no_timing_is_refused_with_a_reason():
                             model=lambda m: {"here": 1e-3, "there": 1e-3})
     with pytest.raises(TypeError, match=r"must return \(Timing, output\)"):
         measure(experiment, cores=1)
+def program(seconds):
+    def time_it(repeats):
+        return Timing("p", tuple(seconds * (1 + 0.01 * i) for i in range(repeats)), seconds), {"asked": repeats}
+    return time_it
+
+
+def test_an_experiment_may_time_every_run_elsewhere():
+    result = measure(Experiment(runs={}, elsewhere={"one": program(0.2), "two": program(0.1)},
+                                model=lambda m: {"one": m.best("one"), "two": m.best("one") / 2}), cores=2)
+    assert result.baseline == "one" and result.outputs["two"] == {"asked": 5}
+    assert result.speedup("two").estimate == pytest.approx(2.0, rel=0.05)
+    assert result.sentence("two").startswith("two against one: faster")
+
+
+def test_an_experiment_with_no_run_at_all_is_refused():
+    with pytest.raises(TypeError, match="non-empty"):
+        Experiment(runs={}, model=lambda m: {})

@@ -141,8 +141,8 @@ class Experiment:
     elsewhere: Mapping[str, Callable[[int], tuple[Timing, Any]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.runs, Mapping) or not self.runs:
-            raise TypeError("runs must be a non-empty dict {name: (fn, *args)}.")
+        if not isinstance(self.runs, Mapping) or not (self.runs or self.elsewhere):
+            raise TypeError("runs must be a non-empty dict {name: (fn, *args)} (or elsewhere must name a run).")
         if not isinstance(self.elsewhere, Mapping) or not all(callable(f) for f in self.elsewhere.values()):
             raise TypeError("elsewhere must be a dict {name: time_it}, time_it(repeats) -> (Timing, output).")
         if set(self.elsewhere) & (set(self.runs) | set(self.pieces)):
@@ -199,7 +199,7 @@ class Result:
     @property
     def baseline(self) -> str:
         """The run the speedups are over."""
-        return self.experiment.baseline or next(iter(self.experiment.runs))
+        return self.experiment.baseline or self.experiment.all_runs[0]
 
     def speedup(self, candidate: str, baseline: str | None = None) -> Interval:
         """The candidate's measured speedup over the baseline, with its interval.
@@ -338,7 +338,9 @@ def _slug(name: str) -> str:
 
 
 def _once(experiment: Experiment, repeats: int, kept: dict) -> dict[str, Prediction]:
-    if experiment.pieces:
+    if not experiment.runs:  # every run is timed elsewhere
+        timings, outputs = time_interleaved(experiment.pieces, repeats=repeats) if experiment.pieces else ({}, {})
+    elif experiment.pieces:
         (timings, outputs), (piece_t, piece_o) = time_with_calibration(experiment.runs, experiment.pieces, repeats)
         timings, outputs = {**timings, **piece_t}, {**outputs, **piece_o}
     else:
