@@ -100,9 +100,7 @@ PAGES = myst_notebooks(CHAPTERS)
 TIMED = [p for p in PAGES if "judge(" in p.read_text()]
 NARRATED = [p for p in PAGES if "Experiment(" in p.read_text()]
 #: Pages that still call the judge themselves and choose their own sentences: to be moved to the narrator.
-NOT_YET_NARRATED = {
-    "beyond_one_machine/slurm_jobs",
-}
+NOT_YET_NARRATED: set[str] = set()
 
 
 def _name(path: Path) -> str:
