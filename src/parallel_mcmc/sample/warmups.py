@@ -19,9 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import blackjax
 import jax
-import optax
 
 from parallel_mcmc._validate import real_number, whole_number
 
@@ -68,6 +66,9 @@ class CheesWarmup:
         return self.logdensity
 
     def _warmup(self, key, positions, *args):
+        import blackjax  # here, not at import: importing BlackJAX starts JAX's backend
+        import optax
+
         adaptation = blackjax.chees_adaptation(self._target(args), self.num_chains, mass_matrix_estimation="diagonal")
         (states, parameters), _ = adaptation.run(key, positions, step_size=self.step_size,
                                                  optim=optax.adam(self.learning_rate), num_steps=self.num_steps)
@@ -101,7 +102,7 @@ class CheesWarmup:
         Parameters
         ----------
         tuned : dict
-            What :meth:`__call__` returned.
+            What calling the warm-up returned.
         *args
             The factory's arguments (``factory=True`` only).
 
@@ -115,6 +116,8 @@ class CheesWarmup:
         RuntimeError
             If the warm-up has not run yet (the schedule comes from its trace).
         """
+        import blackjax
+
         if not self.functions:
             raise RuntimeError("run the warm-up first: ChEES's schedule functions come from its trace.")
         return blackjax.dynamic_hmc(self._target(args), **tuned, **self.functions)
@@ -160,6 +163,8 @@ def nuts_warmup(logdensity: Callable[[Any], Any], num_steps: int) -> Callable[[A
     num_steps = whole_number("num_steps", num_steps, 1)
 
     def warmup(key, position):
+        import blackjax
+
         (state, parameters), _ = blackjax.window_adaptation(blackjax.nuts, logdensity).run(
             key, position, num_steps=num_steps)
         return state, parameters
@@ -191,6 +196,8 @@ def nuts_chains(logdensity: Callable[[Any], Any], num_warmup: int, num_draws: in
     num_draws = whole_number("num_draws", num_draws, 1)
 
     def run(key, position):
+        import blackjax
+
         warmup_key, sample_key = jax.random.split(key)
         state, parameters = warmup(warmup_key, position)
         kernel = blackjax.nuts(logdensity, **parameters)
