@@ -123,26 +123,6 @@ def test_a_narrated_page_chooses_no_sentence_and_carries_no_global(path):
     assert "last = {}" not in text and "judge(" not in text, f"{path.name} keeps the judge's old plumbing"
 
 
-@pytest.mark.parametrize("path", TIMED, ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_every_sentence_chosen_from_a_verdict_names_each_case_and_flips(path):
-    cells = code_cells(path)
-    found = [choice for tree in cells for choice in choices(tree)]
-    assert found, f"{path.name} times its runs but chooses no sentence from the judge's verdict"
-    for kind, sentences, default in found:
-        cases = CASES[kind]
-        unknown = set(sentences) - set(cases)
-        assert not unknown, f"{path.name}: {sorted(unknown)} are not {kind}s; the {kind}s are {cases}"
-        if default is None:
-            missing = [c for c in cases if c not in sentences]
-            assert not missing, f"{path.name}: a sentence chosen by {kind} has none for {missing}: {sentences}"
-        planted = {case: sentences.get(case, default) for case in cases}
-        if kind == "outcome":
-            assert len(set(planted.values())) == len(cases), f"{path.name}: the sentence does not flip: {planted}"
-        else:
-            same = [c for c in SLOWER[kind] if planted[c] == planted["agrees"]]
-            assert not same, f"{path.name}: {same} read as 'agrees' does: {planted}"
-
-
 @pytest.mark.parametrize("path", PAGES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_no_page_branches_on_a_single_status_with_if(path):
     bad = [test for tree in code_cells(path) for test in branches_on_a_case(tree)]
