@@ -32,9 +32,6 @@ from parallel_mcmc.measure.rules import READINGS, STATUSES
 CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"
 #: What a choice is keyed by, and the cases it must name.
 CASES = {"outcome": OUTCOMES, "status": STATUSES, "reading": READINGS}
-#: The cases a sentence must tell apart from ``"agrees"`` (or, for a speedup, from one another).
-SLOWER = {"status": ("beats the model", "a cost missing", "far slower"),
-          "reading": ("beats the model", "slower, cores free", "slower, cores busy")}
 
 
 def code_cells(path: Path) -> list[ast.Module]:
