@@ -274,7 +274,7 @@ def emcee_run_time(
     Returns
     -------
     float
-        The predicted seconds of the run, a best case.
+        Seconds: emcee's own work plus the maps' best case.
 
     Raises
     ------
