@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["GpuFigures", "gpu_figures"]
+__all__ = ["GpuFigures", "gpu_figures", "on_one_gpu"]
 
 #: Where the GPU runs are kept, relative to the book's root.
 RESULTS = Path("results") / "gpu"
@@ -126,3 +126,28 @@ def gpu_figures(case: str, start: str | Path | None = None) -> GpuFigures | None
     if entry.get("status") != "ok" or "figures" not in entry:
         return None
     return GpuFigures(case, entry["figures"], run.get("device", {}), source)
+
+
+def on_one_gpu(case: str, intro: str = "", pairs: list[str] | None = None) -> GpuFigures | None:
+    """Show a page's "On one GPU" box for ``case``, where a stored GPU run measured it; show nothing otherwise.
+
+    Parameters
+    ----------
+    case : str
+        A case of the GPU run, as for :func:`gpu_figures`.
+    intro : str, optional
+        A sentence before the box's label.
+    pairs : list of str, optional
+        The pairs to show (every pair of the case when ``None``, in the run's order).
+
+    Returns
+    -------
+    GpuFigures or None
+        What was shown, or ``None`` when no run was kept.
+    """
+    figures = gpu_figures(case)
+    if figures is not None:
+        from IPython.display import Markdown, display
+
+        display(Markdown(figures.box(list(figures.figures.get("pairs", {})) if pairs is None else pairs, intro)))
+    return figures
