@@ -77,12 +77,14 @@ def test_the_command_line_refuses_no_chains_and_no_devices(tmp_path):
         slurm_chains.main(["--out", str(tmp_path / "x.json"), "--num-chains", "0"])
     with pytest.raises(ArgumentError, match="--cpu-devices"):
         slurm_chains.main(["--out", str(tmp_path / "x.json"), "--cpu-devices", "0"])
+    with pytest.raises(ArgumentError, match="--seed"):
+        slurm_chains.main(["--out", str(tmp_path / "x.json"), "--seed", "-1"])
 
 
 @pytest.mark.slow
 def test_the_draws_do_not_depend_on_the_layout(tmp_path):
     """One process with two CPU devices and two processes with one each: the same draws, to the last bit, as
-    the chains run one after another in this process."""
+    the chains run one after another in this process, from the keys of the seed given (``--seed``)."""
     import blackjax
 
     from parallel_mcmc.sample.chains import sequential_runner
@@ -94,9 +96,9 @@ def test_the_draws_do_not_depend_on_the_layout(tmp_path):
         run_processes(module="parallel_mcmc.programs.slurm_chains", num_processes=num_processes, launcher="subprocess",
                       args=["--out", str(tmp_path / f"{name}.json"), "--draws-out", str(tmp_path / f"{name}.npz"),
                             "--cpu-devices", str(devices_each), "--num-chains", "4", "--draws", "120",
-                            "--warmup", "20", "--no-diagnostics"], timeout=300)
+                            "--warmup", "20", "--seed", "3", "--no-diagnostics"], timeout=300)
         info = json.loads((tmp_path / f"{name}.json").read_text())
-        assert (info["processes"], info["devices"], info["num_chains"]) == (num_processes, 2, 4)
+        assert (info["processes"], info["devices"], info["num_chains"], info["seed"]) == (num_processes, 2, 4, 3)
         assert "rhat" not in info and info["compile_seconds"] > 0 and info["sampling_seconds"] > 0
         with np.load(tmp_path / f"{name}.npz") as saved:
             draws[name] = dict(saved)
@@ -107,7 +109,7 @@ def test_the_draws_do_not_depend_on_the_layout(tmp_path):
     init = jax.jit(jax.vmap(nuts.init))
     starts = normal.spread_positions(4)
     for i in range(4):
-        positions, _ = one(slurm_chains.chain_keys([i]), init({k: v[i:i + 1] for k, v in starts.items()}))
+        positions, _ = one(slurm_chains.chain_keys([i], seed=3), init({k: v[i:i + 1] for k, v in starts.items()}))
         for name in draws:
             for key in starts:
                 np.testing.assert_array_equal(draws[name][key][i], np.asarray(positions[key])[0], err_msg=f"{name}, chain {i}")

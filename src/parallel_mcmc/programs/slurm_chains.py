@@ -260,6 +260,8 @@ def main(argv: Sequence[str] | None = None) -> dict | None:
     parser.add_argument("--num-chains", type=int, default=8, help="chains in all, a multiple of the devices")
     parser.add_argument("--draws", type=int, default=600, help="draws per chain, warm-up included")
     parser.add_argument("--warmup", type=int, default=100, help="draws dropped at the start of each chain")
+    parser.add_argument("--seed", type=int, default=SEED,
+                        help="the seed of every chain's key (a job array gives each job its own: $SLURM_ARRAY_TASK_ID)")
     parser.add_argument("--draws-out", help="where process 0 writes every chain's draws (.npz, warm-up included)")
     parser.add_argument("--diagnostics", action=argparse.BooleanOptionalAction, default=True,
                         help="R-hat and ESS (ArviZ) in the summary; --no-diagnostics leaves them and ArviZ out")
@@ -273,6 +275,7 @@ def main(argv: Sequence[str] | None = None) -> dict | None:
     args = parser.parse_args(argv)
     whole_number("--num-chains", args.num_chains, 1)
     whole_number("--warmup", args.warmup, 0)
+    whole_number("--seed", args.seed, 0)
     whole_number("--draws", args.draws, args.warmup + 2, of=" (more than --warmup)")
     if args.cpu_devices is not None:
         whole_number("--cpu-devices", args.cpu_devices, 1)
@@ -313,7 +316,7 @@ def main(argv: Sequence[str] | None = None) -> dict | None:
     # Each process makes only its own chains' keys and starting points, from their global numbers, and the
     # pieces of all processes become one global array: chain i's inputs are the same on every layout.
     mine = process_chains(by_chain, args.num_chains)
-    local = {"keys": np.asarray(jax.random.key_data(chain_keys(mine))),
+    local = {"keys": np.asarray(jax.random.key_data(chain_keys(mine, args.seed))),
              "positions": {name: start[mine] for name, start in normal.spread_positions(args.num_chains).items()}}
     inputs = jax.make_array_from_process_local_data(by_chain, local)
     keys = jax.random.wrap_key_data(inputs["keys"])
@@ -344,7 +347,7 @@ def main(argv: Sequence[str] | None = None) -> dict | None:
                                   "cache_hits", "cache_misses"), map(int, row))),
                       "compile_seconds": float(t[0]), "sampling_seconds": float(t[1])} for row, t in zip(table, times)]
         draws = {name: np.asarray(value) for name, value in draws.items()}
-        run = dict(devices=jax.device_count(), integration_steps=np.asarray(steps).tolist(),
+        run = dict(devices=jax.device_count(), seed=args.seed, integration_steps=np.asarray(steps).tolist(),
                    compile_seconds=float(times[:, 0].max()), sampling_seconds=float(times[:, 1].max()),
                    slurm={name: os.environ.get(name) for name in SLURM_VARIABLES})
         if args.diagnostics:
