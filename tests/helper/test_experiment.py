@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from parallel_mcmc.measure import Experiment, Measured, Timing, measure
+from parallel_mcmc.measure import Experiment, Measured, Result, Timing, measure
 
 
 def spin(seconds: float) -> float:
@@ -155,3 +155,23 @@ def test_an_experiment_may_time_every_run_elsewhere():
 def test_an_experiment_with_no_run_at_all_is_refused():
     with pytest.raises(TypeError, match="non-empty"):
         Experiment(runs={}, model=lambda m: {})
+
+
+def sweep_of_programs() -> Result:
+    """A sweep timed elsewhere, exactly: serial n * 0.1 s; parallel 0.15 + n * 0.05 s, which pays from n = 4 on;
+    the model, 0.05 + n * 0.05 s, says it pays from n = 2 on."""
+    sizes = (1, 2, 4, 8)
+    elsewhere = {f"serial, {n}": program(0.1 * n) for n in sizes} | {f"parallel, {n}": program(0.15 + 0.05 * n)
+                                                                     for n in sizes}
+    return measure(Experiment(runs={}, elsewhere=elsewhere, baseline="serial, 1",
+                              model=lambda m: {f"serial, {n}": 0.1 * n for n in sizes}
+                              | {f"parallel, {n}": 0.05 + 0.05 * n for n in sizes}), cores=2)
+
+
+def test_first_faster_reads_where_a_sweep_starts_to_pay_measured_and_modelled():
+    result = sweep_of_programs()
+    parallel, serial = (lambda n: f"parallel, {n}"), (lambda n: f"serial, {n}")
+    assert result.first_faster((1, 2, 4, 8), parallel, serial) == 4
+    assert result.first_faster((1, 2, 4, 8), parallel, serial, model=True) == 2
+    assert result.first_faster((1, 2), parallel, serial) is None  # slower at both: it never pays
+    assert result.first_faster((1, 2, 4, 8), serial, parallel) == 1  # the other way round it pays at once

@@ -54,3 +54,29 @@ def test_plot_steps_per_draw():
     matplotlib.use("Agg")
     ax = plot_steps_per_draw(np.array([[1, 7, 3], [3, 1, 15]]))
     assert len(ax.lines) == 3
+
+
+def test_sweep_plot_draws_each_series_measured_and_predicted_and_the_measured_crossover():
+    from test_experiment import sweep_of_programs
+
+    from parallel_mcmc.measure.plots import plot_sweep
+
+    result = sweep_of_programs()
+    sizes = (1, 2, 4, 8)
+    ax = plot_sweep(result, sizes, {"serial": lambda n: f"serial, {n}", "parallel": lambda n: f"parallel, {n}"},
+                    crossover=("parallel", "serial"), xlabel="n", title="t")
+    serial_measured, serial_predicted, parallel_measured, parallel_predicted, crossing = ax.get_lines()
+    assert np.allclose(serial_measured.get_ydata(), [100, 200, 400, 800], rtol=0.05)  # medians, in ms
+    assert np.allclose(parallel_predicted.get_ydata(), [100, 150, 250, 450])
+    assert serial_measured.get_color() == serial_predicted.get_color() != parallel_measured.get_color()
+    assert list(crossing.get_xdata()) == [4, 4]  # measured faster from 4 on
+    assert [t.get_text() for t in ax.get_legend().get_texts()][-1] == "measured crossover"
+    assert ax.get_ylabel() == "one run (ms)"
+    no_crossing = plot_sweep(result, (1, 2), {"serial": lambda n: f"serial, {n}",
+                                              "parallel": lambda n: f"parallel, {n}"}, crossover=("parallel", "serial"))
+    assert len(no_crossing.get_lines()) == 4
+    for kwargs, words in (({"unit": "min"}, "unit"), ({"crossover": ("a", "serial")}, "crossover")):
+        with pytest.raises(ValueError, match=words):
+            plot_sweep(result, sizes, {"serial": lambda n: f"serial, {n}"}, **kwargs)
+    with pytest.raises(ValueError, match="empty"):
+        plot_sweep(result, [], {"serial": lambda n: f"serial, {n}"})

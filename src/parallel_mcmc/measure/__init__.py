@@ -26,5 +26,5 @@ __all__, __getattr__, __dir__ = surface(__name__, {
     "rules": ["STATUSES", "READINGS", "Rules", "RULES", "RunVerdict", "rate"],
     "judging": ["STRICT_ENV", "OUTCOMES", "Comparison", "Verdict", "strict", "judge"],
     "gpu_runs": ["GpuFigures", "gpu_figures", "on_one_gpu"],
-    "plots": ["plot_speedups", "plot_scaling", "plot_times_vs_ideal", "plot_steps_per_draw"],
+    "plots": ["plot_speedups", "plot_scaling", "plot_times_vs_ideal", "plot_sweep", "plot_steps_per_draw"],
 }, modules=["hlo", "xla_threads"])

@@ -236,6 +236,33 @@ class Result:
         self._run(candidate)
         return self.predicted[baseline or self.baseline] / self.predicted[candidate]
 
+    def first_faster(self, sizes: Sequence[Any], candidate: Callable[[Any], str], baseline: Callable[[Any], str],
+                     model: bool = False) -> Any:
+        """Where a sweep starts to pay: the first size at which the candidate is faster than the baseline.
+
+        Measured (the default): the first size whose speedup interval lies wholly above 1 (:func:`decide` says
+        "faster"). With ``model=True``: the first size at which the model's ideal ratio is above 1.
+
+        Parameters
+        ----------
+        sizes : sequence
+            The sweep's sizes, in the order they grow.
+        candidate, baseline : callable
+            The run's name at a size, for each side (``lambda n: f"2 devices, {n} steps"``).
+        model : bool, optional
+            Read the model's prediction instead of the measurement.
+
+        Returns
+        -------
+        Any
+            The first such size; None where there is none.
+        """
+        for size in sizes:
+            if (self.ideal(candidate(size), baseline(size)) > 1 if model
+                    else decide(self.speedup(candidate(size), baseline(size))) == "faster"):
+                return size
+        return None
+
     def ratio(self, run: str) -> Interval:
         """Predicted over measured time of ``run``, with its interval.
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -10,7 +10,7 @@ import numpy as np
 from parallel_mcmc.measure.lockstep import steps_2d
 from parallel_mcmc.measure.timing import Speedup
 
-__all__ = ["plot_speedups", "plot_scaling", "plot_times_vs_ideal", "plot_steps_per_draw"]
+__all__ = ["plot_speedups", "plot_scaling", "plot_times_vs_ideal", "plot_sweep", "plot_steps_per_draw"]
 
 
 def plot_speedups(records: Sequence[Speedup], ax=None, title: str | None = None):
@@ -132,6 +132,70 @@ def plot_times_vs_ideal(labels: Sequence[str], measured: Sequence[float], ideal:
         )
     ax = _paired_bars(list(labels), measured, ideal, ideal_label, "{:.2f} s", ax, title)
     ax.set_ylabel("seconds (median)")
+    return ax
+
+
+def plot_sweep(result: Any, sizes: Sequence[float], series: Mapping[str, Callable[[Any], str]], *,
+               unit: str = "ms", crossover: tuple[str, str] | None = None, size_scale: float = 1.0, ax=None,
+               xlabel: str = "", title: str | None = None):
+    """A sweep beside its model: each series' measured medians (markers and a line) and predictions (dashed, same
+    colour), on log-log axes.
+
+    Parameters
+    ----------
+    result : parallel_mcmc.measure.Result
+        The sweep's measurement (:func:`~parallel_mcmc.measure.measure`).
+    sizes : sequence of float
+        The sweep's sizes, the x axis.
+    series : mapping of str to callable
+        ``{label: run name at a size}``, for instance ``{"1 device": lambda n: f"1 device, {n} steps"}``.
+    unit : {"s", "ms", "µs"}, optional
+        The unit of the y axis.
+    crossover : tuple of (str, str) or None, optional
+        ``(candidate label, baseline label)``: a dotted line at the first size where the run measured the
+        candidate faster (:meth:`~parallel_mcmc.measure.Result.first_faster`), if there is one.
+    size_scale : float, optional
+        Each size is drawn at ``size * size_scale`` (1e6 draws seconds as µs).
+    ax : matplotlib.axes.Axes or None, optional
+        The axes to draw on (default: new ones).
+    xlabel, title : str, optional
+        The x axis's label and the title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes.
+
+    Raises
+    ------
+    ValueError
+        If ``unit`` is not one of the three, ``sizes`` or ``series`` is empty, or ``crossover`` names a label
+        that is not in ``series``.
+    """
+    scales = {"s": 1.0, "ms": 1e3, "µs": 1e6}
+    if unit not in scales:
+        raise ValueError(f"unit must be one of {sorted(scales)}, got {unit!r}.")
+    if not len(sizes) or not series:
+        raise ValueError("sizes and series must not be empty: give the sweep's sizes and {label: run name at a size}.")
+    if crossover is not None and not set(crossover) <= set(series):
+        raise ValueError(f"crossover names {crossover}, but the series are {list(series)}.")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 3.4))
+    x = [size * size_scale for size in sizes]
+    for (label, name), marker in zip(series.items(), "osD^v<>"):
+        line, = ax.loglog(x, [scales[unit] * result.timings[name(n)].median for n in sizes], marker + "-",
+                          label=f"{label}, measured")
+        ax.loglog(x, [scales[unit] * result.predicted[name(n)] for n in sizes], "--", color=line.get_color(),
+                  label=f"{label}, predicted (best case)")
+    if crossover is not None:
+        first = result.first_faster(sizes, series[crossover[0]], series[crossover[1]])
+        if first is not None:
+            ax.axvline(first * size_scale, color="grey", lw=0.8, ls=":", label="measured crossover")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(f"one run ({unit})")
+    ax.legend(frameon=False, fontsize=8)
+    if title:
+        ax.set_title(title)
     return ax
 
 
