@@ -137,7 +137,7 @@ def plot_times_vs_ideal(labels: Sequence[str], measured: Sequence[float], ideal:
 
 def plot_sweep(result: Any, sizes: Sequence[float], series: Mapping[str, Callable[[Any], str]], *,
                unit: str = "ms", crossover: tuple[str, str] | None = None, size_scale: float = 1.0, ax=None,
-               xlabel: str = "", title: str | None = None):
+               xlabel: str = "", ylabel: str | None = None, title: str | None = None):
     """A sweep beside its model: each series' measured medians (markers and a line) and predictions (dashed, same
     colour), on log-log axes.
 
@@ -158,8 +158,8 @@ def plot_sweep(result: Any, sizes: Sequence[float], series: Mapping[str, Callabl
         Each size is drawn at ``size * size_scale`` (1e6 draws seconds as µs).
     ax : matplotlib.axes.Axes or None, optional
         The axes to draw on (default: new ones).
-    xlabel, title : str, optional
-        The x axis's label and the title.
+    xlabel, ylabel, title : str, optional
+        The axes' labels (the y axis's by default "one run (ms)", in ``unit``) and the title.
 
     Returns
     -------
@@ -192,7 +192,7 @@ def plot_sweep(result: Any, sizes: Sequence[float], series: Mapping[str, Callabl
         if first is not None:
             ax.axvline(first * size_scale, color="grey", lw=0.8, ls=":", label="measured crossover")
     ax.set_xlabel(xlabel)
-    ax.set_ylabel(f"one run ({unit})")
+    ax.set_ylabel(ylabel or f"one run ({unit})")
     ax.legend(frameon=False, fontsize=8)
     if title:
         ax.set_title(title)
