@@ -2,9 +2,10 @@
 
 ``PARALLEL_MCMC_PLATFORM=cpu`` keeps JAX on the CPU as it is, one device, the
 way a single GPU or a runtime that cannot be given more devices would. A page
-that needs one device runs to its end as usual; a page that needs more says so
-in its first cell and every later cell prints a note instead of running: the
-notebook runs to its end with no error either way.
+that needs one device sets itself up as usual (the rest of it runs as in its
+own test: the platform changes nothing after the first cell); a page that needs
+more says so in its first cell and every later cell prints a note instead of
+running: the notebook runs to its end with no error either way.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import jupytext
+import nbformat
 import pytest
 from nbclient import NotebookClient
 
@@ -46,6 +48,14 @@ def texts(cell) -> str:
 def test_page_without_forcible_devices(page, needs, monkeypatch, tmp_path):
     monkeypatch.setenv(PLATFORM_ENV, "cpu")
     nb = jupytext.read(ROOT / "chapters" / f"{page}.md")
+    if needs == 1:
+        # The count cell and the set-up after it, then what JAX sees: the page's own test runs the rest, the same
+        # on this platform (PARALLEL_MCMC_PLATFORM is read by use_cpu_devices alone).
+        code_cells = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+        first = next(i for i in code_cells if "use_cpu_devices(1)" in nb.cells[i].source)
+        keep = [i for i in code_cells if i >= first][:2]
+        nb.cells = [c for i, c in enumerate(nb.cells) if i <= keep[-1]]
+        nb.cells.append(nbformat.v4.new_code_cell("import jax\nprint(jax.device_count(), jax.default_backend())"))
     path = ROOT / "chapters" / Path(page).parent
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path)}}).execute()
     code = [c for c in nb.cells if c.cell_type == "code"]
@@ -54,6 +64,7 @@ def test_page_without_forcible_devices(page, needs, monkeypatch, tmp_path):
     assert not errors, errors  # nbclient stops at the first error; this names it
     if needs == 1:
         assert not any(SKIPPED in texts(c) for c in code), f"{page} needs one device and must run in full"
+        assert texts(code[-1]).split() == ["1", "cpu"], texts(code[-1])
         return
     first = next(i for i, c in enumerate(code) if f"use_cpu_devices({needs})" in c.source)
     assert f"This page needs {needs} devices" in texts(code[first]) and "skipped" in texts(code[first])
