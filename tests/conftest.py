@@ -8,6 +8,9 @@ the whole book (its build, its site, its wheel, its pages on other platforms).
 JAX fixes its device count when its backend starts, once per process. All
 in-process tests see 8 CPU devices, set here before any test touches JAX;
 a test that needs another count runs Python in a subprocess (``run_python``).
+
+``make test`` runs the tests in two parts: first the chapters, ``book/`` and the tests that time the machine, one
+at a time; then the rest of ``helper/`` and ``tools/``, marked ``parallel`` here, two at a time (pytest-xdist).
 """
 
 from __future__ import annotations
@@ -29,6 +32,18 @@ from parallel_mcmc.devices import use_cpu_devices
 use_cpu_devices(8)
 
 pytest_plugins = ["pytester"]
+
+# Unit tests whose figures another test running beside them would distort: they time the machine itself.
+TIMES_THE_MACHINE = {"test_calibrate.py", "test_cores.py", "test_experiment.py", "test_judging.py", "test_timing.py",
+                     "test_xla_threads.py"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests of ``helper/`` and ``tools/`` that may run two at a time ``parallel`` (see the docstring)."""
+    tests = config.rootpath / "tests"
+    for item in items:
+        if item.path.parent in (tests / "helper", tests / "tools") and item.path.name not in TIMES_THE_MACHINE:
+            item.add_marker(pytest.mark.parallel)
 
 
 @pytest.fixture
