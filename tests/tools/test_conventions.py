@@ -39,6 +39,18 @@ def test_plumbing_is_hidden_cells_plus_visible_glue_and_asserts(tmp_path):
     assert got.share == 3 / 5 and got.over and got.lines == len(PAGE.splitlines()) < MAX_LINES
 
 
-def test_the_book_report_runs(capsys):
-    assert main(["--over"]) == 0
-    assert "pages:" in capsys.readouterr().out
+def test_every_page_keeps_the_conventions(capsys):
+    """At most 600 lines and a quarter of plumbing a page, at most 300 glue calls in the book."""
+    status = main(["--over", "--check"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "0 over 600 lines, 0 over a quarter of plumbing" in out
+
+
+def test_the_check_fails_on_a_page_over_a_limit(tmp_path, monkeypatch):
+    from booktools import conventions
+
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "chapters" / "page.md").write_text(PAGE)  # 3 of its 5 code lines are plumbing
+    monkeypatch.setattr(conventions, "ROOT", tmp_path)
+    assert main(["--check"]) == 1 and main([]) == 0

@@ -4,8 +4,8 @@ The conventions (BOOK_GUIDE): a page is at most :data:`MAX_LINES` lines, and mea
 :data:`MAX_PLUMBING` of its code. Plumbing, counted over non-blank code lines: every line of a cell tagged
 ``remove-input``, ``remove-cell`` or ``hide-cell`` (harness, verdicts, glue, checks), and, in the cells a reader
 sees, the lines that call ``glue(`` or ``assert``. Also counted: ``glue(`` calls in the whole page. Prints a table,
-worst first; ``--over`` lists only the pages that break a convention. A report, not a test: the pages are being
-brought under the limits page by page.
+worst first; ``--over`` lists only the pages that break a convention; ``--check`` also exits 1 when a page does, or
+when the book holds more than :data:`MAX_GLUE` ``glue(`` calls (``tests/tools/test_conventions.py`` runs it).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from booktools.notebooks import myst_notebooks, read
 ROOT = Path(__file__).resolve().parents[2]
 MAX_LINES = 600
 MAX_PLUMBING = 0.25
+MAX_GLUE = 300
 HIDDEN = {"remove-input", "remove-cell", "hide-cell"}
 
 
@@ -65,6 +66,7 @@ def figures(path: Path) -> PageFigures:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m booktools.conventions", description=__doc__.splitlines()[0])
     parser.add_argument("--over", action="store_true", help="only the pages over a limit")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a page, or the book's glue, is over a limit")
     args = parser.parse_args(argv)
     pages = [figures(p) for p in myst_notebooks(ROOT / "chapters") if "reference/api" not in p.as_posix()]
     shown = [p for p in pages if p.over] if args.over else pages
@@ -74,9 +76,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{p.page:<52} {p.lines:>5} {p.share:>8.0%} {p.glue:>5}{flags}")
     over_lines = sum(p.lines > MAX_LINES for p in pages)
     over_share = sum(p.share > MAX_PLUMBING for p in pages)
+    glue = sum(p.glue for p in pages)
     print(f"{len(pages)} pages: {over_lines} over {MAX_LINES} lines, {over_share} over a quarter of plumbing, "
-          f"{sum(p.glue for p in pages)} glue calls")
-    return 0
+          f"{glue} glue calls (at most {MAX_GLUE})")
+    return int(args.check and (over_lines > 0 or over_share > 0 or glue > MAX_GLUE))
 
 
 if __name__ == "__main__":
