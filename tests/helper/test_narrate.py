@@ -134,3 +134,45 @@ def test_the_sentences_read_as_they_should():
     assert model_sentence("vmap", 0.011, 0.010, r) == (
         "vmap took 11.0 ms against the model's 10.0 ms: a ratio of 0.91 (95% interval 0.83 to 1.00 over 3 rounds), "
         "so the model accounts for the run within its calibration error of 25%.")
+
+
+def runs_contradictions(sentence: str, ratios: dict[str, Interval], tolerance: float = TOL) -> list[str]:
+    """What the sentence on several runs says that their ratios deny."""
+    found = []
+    agree = {name: (r.low / (1 + tolerance) <= 1 <= r.high * (1 + tolerance)
+                    and 1 / (1 + tolerance) <= r.estimate <= 1 + tolerance) for name, r in ratios.items()}
+    if "accounts for every run" in sentence and not all(agree.values()):
+        found.append("'accounts for every run' beside a run that does not agree")
+    if "accounts for every run" not in sentence and all(agree.values()):
+        found.append("every run agrees, and the sentence does not say so")
+    low, high = min(r.estimate for r in ratios.values()), max(r.estimate for r in ratios.values())
+    if f"from {low:.2f} to {high:.2f}" not in sentence:
+        found.append("the sentence does not carry the ratios' range")
+    for name, r in ratios.items():
+        if r.high * (1 + tolerance) < 1 and not re.search(rf"Slower than the model's best case: [^.;]*{name}", sentence):
+            found.append(f"{name} is slower than the model and the sentence does not name it")
+    return found
+
+
+@settings(max_examples=200, deadline=None)
+@given(runs=st.lists(st.tuples(times, st.floats(min_value=1e-4, max_value=10.0)), min_size=1, max_size=4))
+def test_a_sentence_on_several_runs_never_contradicts_them(runs):
+    from parallel_mcmc.measure import runs_sentence
+
+    ratios = {f"run {i}": model_interval(measured, predicted) for i, (measured, predicted) in enumerate(runs)}
+    sentence = runs_sentence(ratios, tolerance=TOL)
+    assert runs_contradictions(sentence, ratios) == [], sentence
+
+
+def test_the_runs_check_catches_the_reviews_planted_contradiction():
+    """'The model accounts for every run' beside predicted/measured 0.73-0.77 (review A's devices page)."""
+    from parallel_mcmc.measure import runs_sentence
+
+    ratios = {"1 device": model_interval([1.3, 1.31, 1.32], 1.0), "2 devices": model_interval([1.36, 1.37, 1.38], 1.0)}
+    planted = "Predicted/measured ran from 0.73 to 0.77. The model accounts for every run."
+    assert runs_contradictions(planted, ratios, tolerance=0.05)
+    said = runs_sentence(ratios, tolerance=0.05, cores_got=1.2, cores=2)
+    assert runs_contradictions(said, ratios, tolerance=0.05) == [], said
+    assert "Slower than the model's best case: 1 device and 2 devices" in said and "1.2 of its 2 cores" in said
+    with pytest.raises(ValueError, match="empty"):
+        runs_sentence({})

@@ -21,7 +21,7 @@ __all__, __getattr__, __dir__ = surface(__name__, {
     "lockstep": ["integration_steps", "lockstep_cost", "device_loads", "steps_2d", "expected_lockstep_steps"],
     "compare": ["LEVEL", "TOLERANCE", "Interval", "ratio_interval", "speedup_interval", "model_interval", "decide",
                 "against_model", "against_ideal"],
-    "narrate": ["seconds", "speedup_sentence", "model_sentence"],
+    "narrate": ["seconds", "speedup_sentence", "model_sentence", "runs_sentence"],
     "experiment": ["Experiment", "Measured", "Result", "measure"],
     "rules": ["STATUSES", "READINGS", "Rules", "RULES", "RunVerdict", "rate"],
     "judging": ["STRICT_ENV", "OUTCOMES", "Comparison", "Verdict", "strict", "judge"],

@@ -33,7 +33,7 @@ from parallel_mcmc.measure.compare import TOLERANCE, Interval, decide, model_int
 from parallel_mcmc.measure.judging import Verdict, judge
 from parallel_mcmc.measure.rules import RULES, Rules
 from parallel_mcmc.measure.prediction import Prediction, predict
-from parallel_mcmc.measure.narrate import model_sentence, speedup_sentence
+from parallel_mcmc.measure.narrate import model_sentence, runs_sentence, speedup_sentence
 from parallel_mcmc.measure.timing import Timing, time_interleaved, time_with_calibration
 
 __all__ = ["Experiment", "Measured", "Result", "measure"]
@@ -310,6 +310,19 @@ class Result:
         """
         return model_sentence(run, self._run(run).median, self.predicted[run], self.ratio(run),
                               self.experiment.tolerance)
+
+    def summary(self) -> str:
+        """The narrator's sentence on every run beside the model (:func:`~parallel_mcmc.measure.runs_sentence`):
+        the range of predicted/measured, the runs in each verdict, and the cores other work took, if any.
+
+        Returns
+        -------
+        str
+            The sentences.
+        """
+        disturbed = {} if self.verdict.cores_free else {"cores_got": self.verdict.cores_got,
+                                                        "cores": self.verdict.cores}
+        return runs_sentence({run: self.ratio(run) for run in self.experiment.all_runs}, **disturbed)
 
     def numbers(self, prefix: str, speedups: bool = True) -> dict[str, Any]:
         """Every number and sentence a page may cite, by a glue name: ``{prefix}_{run}_{what}``.

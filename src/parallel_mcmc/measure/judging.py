@@ -239,7 +239,9 @@ class Verdict:
         return min(ratios), max(ratios)
 
     def summary(self) -> str:
-        """One sentence on the whole page's runs, chosen by the verdict.
+        """One sentence on the whole page's runs, by the judge's own rule (each run's fastest repeat against the
+        rules' tolerance). Pages state the narrator's :meth:`parallel_mcmc.measure.Result.summary` instead, which
+        reads the same runs by their intervals.
 
         Returns
         -------

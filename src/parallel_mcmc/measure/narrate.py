@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from parallel_mcmc.measure.compare import TOLERANCE, Interval, against_ideal, against_model, decide
 
-__all__ = ["seconds", "speedup_sentence", "model_sentence"]
+__all__ = ["seconds", "speedup_sentence", "model_sentence", "runs_sentence"]
 
 
 def seconds(value: float) -> str:
@@ -121,3 +121,51 @@ def model_sentence(run: str, measured: float, predicted: float, ratio: Interval,
     if verdict == "beats the model":
         return f"{head}, faster than the model's best case can be: the model is wrong."
     return f"{head}: this run cannot tell whether the model accounts for it within its calibration error of {tolerance:.0%}."
+
+
+def _names(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def runs_sentence(ratios: dict[str, Interval], tolerance: float = TOLERANCE, cores_got: float | None = None,
+                  cores: int | None = None) -> str:
+    """The sentence on all the runs of one measurement beside the model, by the rule of :func:`model_sentence`.
+
+    Parameters
+    ----------
+    ratios : dict of str to Interval
+        Each run's predicted over measured time (:func:`parallel_mcmc.measure.model_interval`).
+    tolerance : float, optional
+        The calibration's relative error.
+    cores_got, cores : float and int, optional
+        Given when other work on the machine took cores during the measurement: the cores this process got and
+        the cores it asked for, which a last clause states.
+
+    Returns
+    -------
+    str
+        Sentences that give the ratios' range and name the runs in each verdict; "accounts for every run" only
+        when every run agrees.
+
+    Raises
+    ------
+    ValueError
+        If ``ratios`` is empty.
+    """
+    if not ratios:
+        raise ValueError("ratios is empty: give each run's predicted/measured Interval.")
+    verdicts = {name: against_model(ratio, tolerance) for name, ratio in ratios.items()}
+    estimates = [ratio.estimate for ratio in ratios.values()]
+    parts = [f"Predicted/measured ran from {min(estimates):.2f} to {max(estimates):.2f}."]
+    said = {"beats the model": "Faster than the model's best case can be: {}; the model is wrong there.",
+            "slower than the model": "Slower than the model's best case: {}; a cost the model leaves out.",
+            "cannot tell": "This run cannot tell whether the model accounts for {} within its {:.0%}."}
+    for verdict, words in said.items():
+        names = [name for name, v in verdicts.items() if v == verdict]
+        if names:
+            parts.append(words.format(_names(names), tolerance))
+    if all(v == "agrees" for v in verdicts.values()):
+        parts.append(f"The model accounts for every run within its calibration error of {tolerance:.0%}.")
+    if cores_got is not None and cores is not None:
+        parts.append(f"Other work on the machine left this process {cores_got:.1f} of its {cores} cores.")
+    return " ".join(parts)
