@@ -176,3 +176,14 @@ def test_the_runs_check_catches_the_reviews_planted_contradiction():
     assert "Slower than the model's best case: 1 device and 2 devices" in said and "1.2 of its 2 cores" in said
     with pytest.raises(ValueError, match="empty"):
         runs_sentence({})
+
+
+def test_a_run_counted_at_its_best_case_says_what_the_best_case_leaves_out():
+    slow = model_interval([1.3, 1.33, 1.37], predicted=1.0)  # ratio 0.75, every round slower
+    said = model_sentence("2 devices", 1.33, 1.0, slow, tolerance=0.05,
+                          best_case="the model counts each all-reduce at its back-to-back cost")
+    assert said.endswith("slower than the model, which gives this run its best case only: the model counts each "
+                         "all-reduce at its back-to-back cost.") and "0.75" in said
+    assert model_contradictions(said, slow, tolerance=0.05) == []
+    agrees = model_interval([1.0, 1.01, 0.99], predicted=1.0)
+    assert "best case only" not in model_sentence("x", 1.0, 1.0, agrees, best_case="anything")

@@ -309,7 +309,7 @@ class Result:
             The sentence, with both times and the ratio.
         """
         return model_sentence(run, self._run(run).median, self.predicted[run], self.ratio(run),
-                              self.experiment.tolerance)
+                              self.experiment.tolerance, self.experiment.best_case_only.get(run))
 
     def summary(self) -> str:
         """The narrator's sentence on every run beside the model (:func:`~parallel_mcmc.measure.runs_sentence`):

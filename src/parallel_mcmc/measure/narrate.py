@@ -90,7 +90,7 @@ def speedup_sentence(candidate: str, baseline: str, speedup: Interval, ideal: fl
 
 
 def model_sentence(run: str, measured: float, predicted: float, ratio: Interval,
-                   tolerance: float = TOLERANCE) -> str:
+                   tolerance: float = TOLERANCE, best_case: str | None = None) -> str:
     """The sentence that puts a run's measured time beside the model's prediction.
 
     Parameters
@@ -105,6 +105,9 @@ def model_sentence(run: str, measured: float, predicted: float, ratio: Interval,
         Predicted over measured time (:func:`parallel_mcmc.measure.model_interval`).
     tolerance : float, optional
         The calibration's relative error.
+    best_case : str or None, optional
+        Where the model counts the run at its best case only, what that best case leaves out (the experiment's
+        ``best_case_only`` reason); a run slower than the model is then said to lose its time there.
 
     Returns
     -------
@@ -117,6 +120,8 @@ def model_sentence(run: str, measured: float, predicted: float, ratio: Interval,
     if verdict == "agrees":
         return f"{head}, so the model accounts for the run within its calibration error of {tolerance:.0%}."
     if verdict == "slower than the model":
+        if best_case:
+            return f"{head}, slower than the model, which gives this run its best case only: {best_case}."
         return f"{head}, slower than the model's best case: a cost the model leaves out took the rest."
     if verdict == "beats the model":
         return f"{head}, faster than the model's best case can be: the model is wrong."
