@@ -149,8 +149,8 @@ def plot_sweep(result: Any, sizes: Sequence[float], series: Mapping[str, Callabl
         The sweep's sizes, the x axis.
     series : mapping of str to callable
         ``{label: run name at a size}``, for instance ``{"1 device": lambda n: f"1 device, {n} steps"}``.
-    unit : {"s", "ms", "µs"}, optional
-        The unit of the y axis.
+    unit : str, optional
+        The unit of the y axis: "s", "ms" (the default) or "µs".
     crossover : tuple of (str, str) or None, optional
         ``(candidate label, baseline label)``: a dotted line at the first size where the run measured the
         candidate faster (:meth:`~parallel_mcmc.measure.Result.first_faster`), if there is one.
