@@ -61,11 +61,12 @@ course:
 # test; `make book` and a reader's kernel only report it.
 # Two runs, both always: first the chapters, the site and the tests that time the machine, one at a time (their
 # timings need the cores); then the unit tests of the helper and the tools marked `parallel` (tests/conftest.py),
-# TEST_JOBS at a time (pytest-xdist). Either failing fails; a run that selects no test (exit 5) does not.
+# TEST_JOBS at a time (pytest-xdist), a file's tests on one worker (its module fixtures, the book's grading among
+# them, made once). Either failing fails; a run that selects no test (exit 5) does not.
 TEST_JOBS ?= 2
 test: $(STAMP) $(ASSETS)
 	PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS) -m "not parallel"; one=$$?; \
-	PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS) -m parallel -n $(TEST_JOBS); two=$$?; \
+	PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS) -m parallel -n $(TEST_JOBS) --dist loadfile; two=$$?; \
 	for code in $$one $$two; do [ $$code -eq 0 ] || [ $$code -eq 5 ] || exit $$code; done
 
 # The benchmark: every way of running chains at a larger size, measured against the cost model.
