@@ -38,12 +38,21 @@ TIMES_THE_MACHINE = {"test_calibrate.py", "test_cores.py", "test_experiment.py",
                      "test_xla_threads.py"}
 
 
+# The longest files of the second run, dealt to the workers first (each file goes whole to one worker): the book's
+# grading alone takes about four minutes, and started last it would finish last.
+LONGEST_FIRST = ["test_grade_book.py", "test_bench.py", "test_gpu_run.py", "test_grade.py", "test_published_notebooks.py"]
+
+
 def pytest_collection_modifyitems(config, items):
-    """Mark the tests of ``helper/`` and ``tools/`` that may run two at a time ``parallel`` (see the docstring)."""
+    """Mark the tests of ``helper/`` and ``tools/`` that may run two at a time ``parallel`` (see the docstring), and
+    put the longest of their files first (``LONGEST_FIRST``); the order of the other tests stays as collected."""
     tests = config.rootpath / "tests"
     for item in items:
         if item.path.parent in (tests / "helper", tests / "tools") and item.path.name not in TIMES_THE_MACHINE:
             item.add_marker(pytest.mark.parallel)
+    first = {name: rank for rank, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: first.get(item.path.name, len(first)) if item.get_closest_marker("parallel")
+               else len(first))
 
 
 @pytest.fixture

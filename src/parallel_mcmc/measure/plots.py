@@ -164,7 +164,7 @@ def plot_sweep(result: Any, sizes: Sequence[float], series: Mapping[str, Callabl
     Returns
     -------
     matplotlib.axes.Axes
-        The axes.
+        The axes, with two lines for every series and the crossover's, if drawn.
 
     Raises
     ------
