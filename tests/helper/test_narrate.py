@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parallel_mcmc.measure import (Interval, model_interval, model_sentence, seconds, speedup_interval,
-                                   speedup_sentence)
+from parallel_mcmc.measure import (Interval, cap_sentence, crossover_text, model_interval, model_sentence, seconds,
+                                   speedup_interval, speedup_sentence, timed_pair)
 
 TOL = 0.25
 times = st.lists(st.floats(min_value=1e-4, max_value=10.0, allow_nan=False), min_size=2, max_size=9)
@@ -187,3 +188,53 @@ def test_a_run_counted_at_its_best_case_says_what_the_best_case_leaves_out():
     assert model_contradictions(said, slow, tolerance=0.05) == []
     agrees = model_interval([1.0, 1.01, 0.99], predicted=1.0)
     assert "best case only" not in model_sentence("x", 1.0, 1.0, agrees, best_case="anything")
+
+
+@settings(max_examples=200, deadline=None)
+@given(base=times, factor=st.floats(min_value=0.05, max_value=20.0), noise=times,
+       ideal=st.floats(min_value=0.1, max_value=10.0))
+def test_a_pair_timed_elsewhere_is_judged_unpaired_and_never_contradicted(base, factor, noise, ideal):
+    n = min(len(base), len(noise))
+    candidate = [b / factor * (1 + 0.1 * (x - 5) / 5) for b, x in zip(base[:n], noise[:n])]
+    predicted = float(np.median(base[:n])) / ideal
+    pair = timed_pair("MPI", "serial", candidate, base[:n], predicted, float(np.median(base[:n])), paired=False,
+                      tolerance=TOL)
+    assert pair.speedup == speedup_interval(base[:n], candidate, paired=False)
+    assert pair.ideal == pytest.approx(ideal) and pair.seconds == pytest.approx(float(np.median(candidate)))
+    assert contradictions(pair.says, pair.speedup, pair.ideal) == [], pair.says
+    assert model_contradictions(pair.model, model_interval(candidate, predicted)) == [], pair.model
+
+
+def test_a_pair_needs_positive_times():
+    with pytest.raises(ValueError):
+        timed_pair("a", "b", [1.0, -1.0], [1.0, 1.0], 1.0, 1.0)
+
+
+def test_the_crossover_is_written_with_its_size_and_never_claims_a_size_it_lacks():
+    costs = [50e-6, 200e-6, 1e-3]
+
+    def us(c):
+        return f"{c * 1e6:.0f} µs"
+
+    assert crossover_text(200e-6, costs, us) == "at about 200 µs"
+    assert crossover_text(50e-6, costs, us) == "at 50 µs or below"  # it pays from the first size
+    assert crossover_text(None, costs, us) == "beyond every size measured here"
+    assert crossover_text(1e-3, costs, us, measured=True) == "from 1000 µs, its interval above 1"
+    assert crossover_text(None, costs, us, measured=True) == "at none of the sizes measured"
+
+
+def test_the_cap_sentence_carries_its_shares_and_reads_them():
+    cap = 1023
+    all_capped = np.full((2, 10), cap)
+    assert cap_sentence(all_capped, cap).startswith("100% of all draws ended at the tree-depth cap of 1023 steps")
+    assert "max-treedepth problem" in cap_sentence(all_capped, cap)
+    some = np.array([[cap] * 3 + [10] * 7, [cap] * 3 + [20] * 7])
+    says = cap_sentence(some, cap)
+    assert says.startswith("30% of all draws") and "same number of steps in 30% of the draws" in says
+    assert "the other draws" in says
+    rarely = np.array([[5, 7, 9, 11], [5, 8, 9, 12]])
+    assert "rarely reached" in cap_sentence(rarely, cap) and "in 50% of the draws" in cap_sentence(rarely, cap)
+    with pytest.raises(ValueError, match="more than the cap"):
+        cap_sentence(np.array([[2000, 1]]), cap)
+    with pytest.raises(ValueError, match="shape"):
+        cap_sentence(np.array([1, 2]), cap)

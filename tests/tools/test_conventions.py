@@ -36,7 +36,33 @@ def test_plumbing_is_hidden_cells_plus_visible_glue_and_asserts(tmp_path):
     page.write_text(PAGE)
     got = figures(page)
     assert (got.code, got.plumbing, got.glue) == (5, 3, 2)  # 2 hidden lines + 1 visible assert, of 5 code lines
+    assert (got.code_all, got.plumbing_all) == (6, 3)  # the visible cell's blank line counted too
     assert got.share == 3 / 5 and got.over and got.lines == len(PAGE.splitlines()) < MAX_LINES
+
+
+def test_a_hidden_cell_counts_whole_and_hide_input_is_hidden(tmp_path):
+    """A cell whose code starts folded (hide-input) is plumbing, and its blank lines count when all lines do: the
+    larger of the two shares is the page's."""
+    page = tmp_path / "page.md"
+    visible = "\n".join(f"v{i} = {i}" for i in range(6))
+    page.write_text(PAGE.split("# A page")[0] + f"""# A page
+
+```{{code-cell}} ipython3
+{visible}
+```
+
+```{{code-cell}} ipython3
+:tags: [hide-input]
+
+a = 1
+
+
+b = 2
+```
+""")
+    got = figures(page)
+    assert (got.code, got.plumbing) == (8, 2) and (got.code_all, got.plumbing_all) == (10, 4)
+    assert got.share == 4 / 10 and got.over
 
 
 def test_every_page_keeps_the_conventions(capsys):

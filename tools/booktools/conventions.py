@@ -1,9 +1,10 @@
 """``python -m booktools.conventions``: how far each chapter is from the book's page conventions.
 
 The conventions (BOOK_GUIDE): a page is at most :data:`MAX_LINES` lines, and measuring plumbing is at most
-:data:`MAX_PLUMBING` of its code. Plumbing, counted over non-blank code lines: every line of a cell tagged
-``remove-input``, ``remove-cell`` or ``hide-cell`` (harness, verdicts, glue, checks), and, in the cells a reader
-sees, the lines that call ``glue(`` or ``assert``. Also counted: ``glue(`` calls in the whole page. Prints a table,
+:data:`MAX_PLUMBING` of its code. Plumbing: every line of a cell whose code the reader does not see at first, tagged
+``remove-input``, ``remove-cell``, ``hide-input`` or ``hide-cell`` (harness, verdicts, glue, checks), and, in the
+cells a reader sees, the lines that call ``glue(`` or ``assert``. The share is counted twice, over the non-blank code
+lines and over all code lines (a hidden cell's blank lines are plumbing too), and the larger counts. Also counted: ``glue(`` calls in the whole page. Prints a table,
 worst first; ``--over`` lists only the pages that break a convention; ``--check`` also exits 1 when a page does, or
 when the book holds more than :data:`MAX_GLUE` ``glue(`` calls (``tests/tools/test_conventions.py`` runs it).
 """
@@ -22,22 +23,26 @@ ROOT = Path(__file__).resolve().parents[2]
 MAX_LINES = 600
 MAX_PLUMBING = 0.25
 MAX_GLUE = 300
-HIDDEN = {"remove-input", "remove-cell", "hide-cell"}
+HIDDEN = {"remove-input", "remove-cell", "hide-input", "hide-cell"}
 
 
 @dataclass(frozen=True)
 class PageFigures:
-    """One page's figures: its lines, code lines, plumbing lines and ``glue(`` calls."""
+    """One page's figures: its lines, its code lines and plumbing lines (non-blank, then all), ``glue(`` calls."""
 
     page: str
     lines: int
     code: int
     plumbing: int
     glue: int
+    code_all: int = 0
+    plumbing_all: int = 0
 
     @property
     def share(self) -> float:
-        return self.plumbing / self.code if self.code else 0.0
+        """The larger of the plumbing shares over the non-blank code lines and over all code lines."""
+        nonblank = self.plumbing / self.code if self.code else 0.0
+        return max(nonblank, self.plumbing_all / self.code_all if self.code_all else 0.0)
 
     @property
     def over(self) -> bool:
@@ -47,20 +52,22 @@ class PageFigures:
 def figures(path: Path) -> PageFigures:
     """Count ``path``'s lines, code lines, plumbing lines and ``glue(`` calls."""
     notebook = read(path)
-    code = plumbing = glue = 0
+    code = plumbing = glue = code_all = plumbing_all = 0
     for cell in notebook.cells:
         if cell.cell_type != "code":
             continue
         hidden = bool(HIDDEN & set(cell.metadata.get("tags", [])))
         for line in cell.source.splitlines():
+            is_plumbing = hidden or bool(re.match(r"\s*(assert\b|glue\()", line))
+            code_all += 1
+            plumbing_all += is_plumbing
             if not line.strip():
                 continue
             code += 1
             glue += len(re.findall(r"\bglue\(", line))
-            if hidden or re.match(r"\s*(assert\b|glue\()", line):
-                plumbing += 1
+            plumbing += is_plumbing
     name = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
-    return PageFigures(name, len(path.read_text().splitlines()), code, plumbing, glue)
+    return PageFigures(name, len(path.read_text().splitlines()), code, plumbing, glue, code_all, plumbing_all)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,9 +17,17 @@ that no sentence contradicts them.
 
 from __future__ import annotations
 
-from parallel_mcmc.measure.compare import TOLERANCE, Interval, against_ideal, against_model, decide
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["seconds", "speedup_sentence", "model_sentence", "runs_sentence"]
+import numpy as np
+
+from parallel_mcmc.measure.compare import (TOLERANCE, Interval, against_ideal, against_model, decide, model_interval,
+                                           speedup_interval)
+
+__all__ = ["seconds", "speedup_sentence", "model_sentence", "runs_sentence", "TimedPair", "timed_pair",
+           "crossover_text", "cap_sentence"]
 
 
 def seconds(value: float) -> str:
@@ -174,3 +182,133 @@ def runs_sentence(ratios: dict[str, Interval], tolerance: float = TOLERANCE, cor
     if cores_got is not None and cores is not None:
         parts.append(f"Other work on the machine left this process {cores_got:.1f} of its {cores} cores.")
     return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class TimedPair:
+    """Two timed runs side by side, as :func:`timed_pair` judged and narrated them."""
+
+    #: the candidate's median seconds
+    seconds: float
+    #: the model's seconds for the candidate
+    predicted: float
+    #: the baseline's time over the candidate's, with its interval
+    speedup: Interval
+    #: the model's ratio for the same pair
+    ideal: float
+    #: the narrator's sentence on the speedup and its ideal
+    says: str
+    #: the narrator's sentence on the candidate beside the model
+    model: str
+
+
+def timed_pair(candidate: str, baseline: str, candidate_times: Sequence[float], baseline_times: Sequence[float],
+               predicted: float, baseline_predicted: float, paired: bool = True,
+               tolerance: float = TOLERANCE) -> TimedPair:
+    """Judge and narrate two runs timed outside :func:`~parallel_mcmc.measure.measure`, beside the model.
+
+    For runs that another process timed (a pool under ``mpiexec``, a job): the speedup's interval from the
+    repeats, the model's ratio as its ideal, and the narrator's two sentences.
+
+    Parameters
+    ----------
+    candidate, baseline : str
+        The two runs' names, as the sentences give them.
+    candidate_times, baseline_times : sequence of float
+        Each run's repeats, in seconds.
+    predicted, baseline_predicted : float
+        The model's seconds for each run.
+    paired : bool, optional
+        Whether the i-th repeats of the two runs were timed together (interleaved in one process); runs timed
+        in other processes are not.
+    tolerance : float, optional
+        The calibration's relative error.
+
+    Returns
+    -------
+    TimedPair
+        The figures and the sentences.
+
+    Raises
+    ------
+    ValueError
+        If a time or a prediction is not positive (:func:`~parallel_mcmc.measure.speedup_interval`).
+    """
+    speedup = speedup_interval(baseline_times, candidate_times, paired=paired)
+    ideal = baseline_predicted / predicted
+    measured = float(np.median(np.asarray(candidate_times, dtype=float)))
+    return TimedPair(measured, predicted, speedup, ideal, speedup_sentence(candidate, baseline, speedup, ideal, tolerance),
+                     model_sentence(candidate, measured, predicted, model_interval(candidate_times, predicted), tolerance))
+
+
+def crossover_text(crossover: Any, sizes: Sequence[Any], size: Callable[[Any], str], measured: bool = False) -> str:
+    """Where a sweep starts to pay, as a phrase for a table or a sentence, with its size.
+
+    Parameters
+    ----------
+    crossover : Any
+        The first size at which the candidate is faster (:meth:`~parallel_mcmc.measure.Result.first_faster`,
+        :func:`~parallel_mcmc.measure.crossover`), or None where there is none.
+    sizes : sequence
+        The sizes the sweep covered (or the model's grid), increasing.
+    size : callable
+        Writes a size with its unit (``lambda c: f"{c * 1e6:.0f} µs a log-probability"``).
+    measured : bool, optional
+        A measured crossover (the first size whose speedup interval lies above 1) rather than the model's.
+
+    Returns
+    -------
+    str
+        ``"at about 200 µs a log-probability"``, ``"at 50 µs a log-probability or below"`` (it pays from the
+        first size), ``"beyond every size measured here"``; measured: ``"from 200 µs ..., its interval above 1"``
+        or ``"at none of the sizes measured"``.
+    """
+    if measured:
+        return f"from {size(crossover)}, its interval above 1" if crossover is not None else "at none of the sizes measured"
+    if crossover is None:
+        return "beyond every size measured here"
+    if crossover == sizes[0]:  # it pays from the first size: the crossover lies there or below
+        return f"at {size(crossover)} or below"
+    return f"at about {size(crossover)}"
+
+
+def cap_sentence(steps: Any, cap: int) -> str:
+    """What NUTS's tree-depth cap did to a run of chains, and what lockstep then pays for, with the shares.
+
+    Parameters
+    ----------
+    steps : array_like
+        Integration steps per draw, shape (chains, draws) (:func:`~parallel_mcmc.measure.integration_steps`).
+    cap : int
+        The most steps a trajectory can take (``2 ** max_num_doublings - 1``).
+
+    Returns
+    -------
+    str
+        The share of draws at the cap, the share of draws in which every chain took the same steps, and the reading
+        that follows: a cap that cuts nearly every trajectory (over 90% of the draws) is a max-treedepth problem,
+        not variation between chains; one that cuts many (over 10%) leaves lockstep to pay for the other draws;
+        otherwise lockstep pays for the chains' different trajectory lengths.
+
+    Raises
+    ------
+    ValueError
+        If ``steps`` is not two-dimensional or holds a trajectory longer than ``cap``.
+    """
+    steps = np.asarray(steps)
+    if steps.ndim != 2 or steps.size == 0:
+        raise ValueError(f"steps must have shape (chains, draws), got {steps.shape}.")
+    if steps.max() > cap:
+        raise ValueError(f"a trajectory took {int(steps.max())} steps, more than the cap of {cap}: is the cap right?")
+    at_cap = float((steps == cap).mean())
+    equal = float((steps == steps.max(axis=0)).all(axis=0).mean())
+    if at_cap > 0.9:
+        reading = ("with a step this small nearly every trajectory is cut by the cap, whatever the chain: that is a "
+                   "max-treedepth problem, in which the chains hardly wait for each other, not variation between chains")
+    elif at_cap > 0.1:
+        reading = ("the cap cuts many trajectories, and a draw where every chain reaches it costs the same in all; "
+                   "what lockstep pays for comes from the other draws, where one chain turned back before another")
+    else:
+        reading = "the cap is rarely reached, so what lockstep pays for is the chains' different trajectory lengths"
+    return (f"{at_cap:.0%} of all draws ended at the tree-depth cap of {cap} steps, and the chains took the same "
+            f"number of steps in {equal:.0%} of the draws: {reading}.")
