@@ -59,14 +59,15 @@ course:
 
 # Timing verdicts are strict here (parallel_mcmc.measure): a failure that persists after re-measuring fails the
 # test; `make book` and a reader's kernel only report it.
-# Two runs, both always: first the chapters, the site and the tests that time the machine, one at a time (their
-# timings need the cores); then the unit tests of the helper and the tools marked `parallel` (tests/conftest.py),
-# TEST_JOBS at a time (pytest-xdist), a file's tests on one worker (its module fixtures, the book's grading among
-# them, made once). Either failing fails; a run that selects no test (exit 5) does not.
+# Two runs, both always: first the chapters that time something and the tests that time the machine, one at a time
+# (their timings need the cores); then everything else, marked `parallel` (tests/conftest.py), TEST_JOBS at a time
+# (pytest-xdist): a file's tests on one worker (its module fixtures, the book's grading among them, made once), and
+# files that share something on the same one, in order (the chapters that time nothing, then the site built from
+# their runs). Either failing fails; a run that selects no test (exit 5) does not.
 TEST_JOBS ?= 2
 test: $(STAMP) $(ASSETS)
 	PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS) -m "not parallel"; one=$$?; \
-	PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS) -m parallel -n $(TEST_JOBS) --dist loadfile; two=$$?; \
+	PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS) -m parallel -n $(TEST_JOBS) --dist loadgroup; two=$$?; \
 	for code in $$one $$two; do [ $$code -eq 0 ] || [ $$code -eq 5 ] || exit $$code; done
 
 # The benchmark: every way of running chains at a larger size, measured against the cost model.

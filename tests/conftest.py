@@ -9,8 +9,9 @@ JAX fixes its device count when its backend starts, once per process. All
 in-process tests see 8 CPU devices, set here before any test touches JAX;
 a test that needs another count runs Python in a subprocess (``run_python``).
 
-``make test`` runs the tests in two parts: first the chapters, ``book/`` and the tests that time the machine, one
-at a time; then the rest of ``helper/`` and ``tools/``, marked ``parallel`` here, two at a time (pytest-xdist).
+``make test`` runs the tests in two parts: first the chapters that time something and the tests that time the
+machine, one at a time; then everything else, marked ``parallel`` here, two at a time (pytest-xdist, ``--dist
+loadgroup``): each file goes whole to one worker, and the files that share a resource go together (:data:`GROUPS`).
 """
 
 from __future__ import annotations
@@ -37,22 +38,44 @@ pytest_plugins = ["pytester"]
 TIMES_THE_MACHINE = {"test_calibrate.py", "test_cores.py", "test_experiment.py", "test_judging.py", "test_timing.py",
                      "test_xla_threads.py"}
 
+# Files of the second run that must go to one worker, one after another. "site": the chapters that time nothing
+# (they fill the execution cache), then the tests that read that cache or build the site from it (one `make book`
+# at a time); "slurm": the tests that start the one-node SLURM cluster.
+GROUPS = {"site": ["test_hidden_outputs.py", "test_sharding_pictures.py", "test_site.py", "test_site_trace.py"],
+          "slurm": ["test_slurm_jobs.py", "test_dask_slurm.py"]}
 
-# The longest files of the second run, dealt to the workers first (each file goes whole to one worker): the book's
-# grading alone takes about four minutes, and started last it would finish last.
-LONGEST_FIRST = ["test_grade_book.py", "test_bench.py", "test_gpu_run.py", "test_grade.py", "test_published_notebooks.py"]
+# The longest work of the second run, dealt to the workers first: the book's grading alone takes about four
+# minutes, and started last it would finish last.
+LONGEST_FIRST = ["test_grade_book.py", "site", "test_bench.py", "test_gpu_run.py", "test_grade.py",
+                 "test_published_notebooks.py"]
 
 
+def _group(item, root) -> str | None:
+    """The xdist group of a test of the second run (its file, or its entry in GROUPS); None for the first run."""
+    from booktools.timed_pages import times_anything
+
+    path, tests = item.path, root / "tests"
+    if path.is_relative_to(root / "chapters"):
+        return None if times_anything(path) else "site"
+    if not path.is_relative_to(tests) or path.name in TIMES_THE_MACHINE:
+        return None
+    return next((group for group, files in GROUPS.items() if path.name in files),
+                path.relative_to(tests).as_posix())
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups and the mark plugin selects by them
 def pytest_collection_modifyitems(config, items):
-    """Mark the tests of ``helper/`` and ``tools/`` that may run two at a time ``parallel`` (see the docstring), and
-    put the longest of their files first (``LONGEST_FIRST``); the order of the other tests stays as collected."""
-    tests = config.rootpath / "tests"
+    """Mark the tests that may run beside others ``parallel``, each with its xdist group (see the docstring), and put
+    the longest groups first (``LONGEST_FIRST``); the order of the other tests stays as collected."""
+    groups = {}
     for item in items:
-        if item.path.parent in (tests / "helper", tests / "tools") and item.path.name not in TIMES_THE_MACHINE:
+        group = groups[item] = _group(item, config.rootpath)
+        if group is not None:
             item.add_marker(pytest.mark.parallel)
+            item.add_marker(pytest.mark.xdist_group(group))
     first = {name: rank for rank, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: first.get(item.path.name, len(first)) if item.get_closest_marker("parallel")
-               else len(first))
+    items.sort(key=lambda item: len(first) + 1 if groups[item] is None
+               else first.get(groups[item], first.get(item.path.name, len(first))))
 
 
 @pytest.fixture
