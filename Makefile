@@ -67,7 +67,7 @@ course:
 TEST_JOBS ?= 2
 test: $(STAMP) $(ASSETS)
 	PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS) -m "not parallel"; one=$$?; \
-	PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS) -m parallel -n $(TEST_JOBS) --dist loadgroup; two=$$?; \
+	PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS) -m parallel -n $(TEST_JOBS) --dist loadfile; two=$$?; \
 	for code in $$one $$two; do [ $$code -eq 0 ] || [ $$code -eq 5 ] || exit $$code; done
 
 # The benchmark: every way of running chains at a larger size, measured against the cost model.

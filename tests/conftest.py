@@ -11,7 +11,8 @@ a test that needs another count runs Python in a subprocess (``run_python``).
 
 ``make test`` runs the tests in two parts: first the chapters that time something and the tests that time the
 machine, one at a time; then everything else, marked ``parallel`` here, two at a time (pytest-xdist, ``--dist
-loadgroup``): each file goes whole to one worker, and the files that share a resource go together (:data:`GROUPS`).
+loadfile``): each file goes whole to one worker, and the files that share something go together, in order
+(:data:`GROUPS`, :func:`pytest_xdist_make_scheduler`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 # The importlib_metadata backport, when first imported, appends its finder to sys.meta_path and deletes the
 # standard library's (PathFinder.find_distributions). If that first import happens inside a pytester test
@@ -49,33 +51,49 @@ GROUPS = {"site": ["test_hidden_outputs.py", "test_sharding_pictures.py", "test_
 LONGEST_FIRST = ["test_grade_book.py", "site", "test_bench.py", "test_gpu_run.py", "test_grade.py",
                  "test_published_notebooks.py"]
 
+ROOT = Path(__file__).resolve().parents[1]
 
-def _group(item, root) -> str | None:
-    """The xdist group of a test of the second run (its file, or its entry in GROUPS); None for the first run."""
+
+def group_of(path: Path) -> str | None:
+    """The work unit of the second run that the test file ``path`` belongs to: its entry in GROUPS, else the file
+    itself; None for a file of the first run (a chapter that times something, a test that times the machine)."""
     from booktools.timed_pages import times_anything
 
-    path, tests = item.path, root / "tests"
-    if path.is_relative_to(root / "chapters"):
+    path = path if path.is_absolute() else ROOT / path
+    if path.is_relative_to(ROOT / "chapters"):
         return None if times_anything(path) else "site"
-    if not path.is_relative_to(tests) or path.name in TIMES_THE_MACHINE:
+    if not path.is_relative_to(ROOT / "tests") or path.name in TIMES_THE_MACHINE:
         return None
-    return next((group for group, files in GROUPS.items() if path.name in files),
-                path.relative_to(tests).as_posix())
+    return next((group for group, files in GROUPS.items() if path.name in files), path.relative_to(ROOT).as_posix())
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups and the mark plugin selects by them
 def pytest_collection_modifyitems(config, items):
-    """Mark the tests that may run beside others ``parallel``, each with its xdist group (see the docstring), and put
-    the longest groups first (``LONGEST_FIRST``); the order of the other tests stays as collected."""
-    groups = {}
-    for item in items:
-        group = groups[item] = _group(item, config.rootpath)
+    """Mark the tests that may run beside others ``parallel`` (see the docstring), and put the longest work units
+    first (``LONGEST_FIRST``); the order within a unit, and of the first run, stays as collected."""
+    groups = {item: group_of(item.path) for item in items}
+    for item, group in groups.items():
         if group is not None:
             item.add_marker(pytest.mark.parallel)
-            item.add_marker(pytest.mark.xdist_group(group))
     first = {name: rank for rank, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: len(first) + 1 if groups[item] is None
                else first.get(groups[item], first.get(item.path.name, len(first))))
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """With ``--dist loadfile``, the work units are the groups of :func:`group_of` (a file, or the files that share
+    something), dealt in the order collected (longest first), not by their number of tests.
+
+    (pytest-xdist's own ``loadgroup`` marks a test by rewriting its node id, which pytest 9 no longer allows.)"""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class BookScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(Path(nodeid.split("::", 1)[0])) or nodeid.split("::", 1)[0]
+
+    config.option.loadscopereorder = False
+    return BookScheduling(config, log)
 
 
 @pytest.fixture
