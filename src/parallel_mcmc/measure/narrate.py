@@ -186,19 +186,29 @@ def runs_sentence(ratios: dict[str, Interval], tolerance: float = TOLERANCE, cor
 
 @dataclass(frozen=True)
 class TimedPair:
-    """Two timed runs side by side, as :func:`timed_pair` judged and narrated them."""
+    """Two timed runs side by side, as :func:`timed_pair` judged and narrated them.
 
-    #: the candidate's median seconds
+    Parameters
+    ----------
+    seconds : float
+        The candidate's median seconds.
+    predicted : float
+        The model's seconds for the candidate.
+    speedup : Interval
+        The baseline's time over the candidate's, with its interval.
+    ideal : float
+        The model's ratio for the same pair.
+    says : str
+        The narrator's sentence on the speedup and its ideal.
+    model : str
+        The narrator's sentence on the candidate beside the model.
+    """
+
     seconds: float
-    #: the model's seconds for the candidate
     predicted: float
-    #: the baseline's time over the candidate's, with its interval
     speedup: Interval
-    #: the model's ratio for the same pair
     ideal: float
-    #: the narrator's sentence on the speedup and its ideal
     says: str
-    #: the narrator's sentence on the candidate beside the model
     model: str
 
 
