@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -16,8 +17,10 @@ from toy_book import FRONT, chapter, code_cell, exercise
 
 from booktools.coursework import student
 from booktools.coursework.edition import exercise_chapters, make_student_notebook, with_answers
+from booktools.coursework.grade.read import structure, submitted_answers
 from booktools.coursework.leaks import LeakError, is_trivial, solution_lines
 from booktools.coursework.markdown import normalise
+from booktools.coursework.slicing import needed
 from booktools.coursework.student import build_student_edition
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -295,3 +298,124 @@ def test_every_chapter_of_the_parts_ends_with_its_exercises():
                         ("chapters/teaching.md", "Every chapter ends with exercises (this page, the introduction and"
                                                  "\nthe reference pages aside)")):
         assert claim in (ROOT / page).read_text(), page
+
+
+# --------------------------------------------------------------------------- a page a learner reads
+
+#: What a raw MyST role looks like in Markdown.
+RAW_ROLE = re.compile(r"\{glue|\{cite|\{doc\}|\{ref\}|\{numref\}")
+HIDDEN = {"remove-cell", "remove-input", "hide-cell", "hide-input"}
+
+
+def test_book_student_edition_has_no_raw_role_and_no_bookkeeping_cell(tmp_path):
+    """Every chapter with exercises: no raw role in the prose of its student notebook, no solution line (the
+    build's leak check raises), every cell the website shows is there, and no cell the website hides that
+    neither an exercise nor a cell that stays needs (:func:`booktools.coursework.slicing.needed`)."""
+    build_student_edition(ROOT, tmp_path, verbose=False)  # raises LeakError on a leak
+    chapters = exercise_chapters(ROOT)
+    hidden_dropped = 0
+    for path in chapters:
+        ed = make_student_notebook(path, ROOT)
+        nb = nbformat.read((tmp_path / ed.source).with_suffix(".ipynb"), as_version=4)
+        md = (tmp_path / ed.source).with_suffix(".md").read_text(encoding="utf-8")
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                assert not RAW_ROLE.search(cell.source), f"{ed.source}: a raw role in {cell.source[:200]!r}"
+        assert "exercise-start" in md  # the grader finds the exercises by their directives
+        # what the slicer says the exercises (with the book's solutions) and the shown cells need
+        cells = ed.notebook.cells
+        solutions = {e.label: e.solution_code for e in ed.exercises}
+        roles = [(c.metadata.get("coursework") or {}) for c in cells]
+        shown = [c.cell_type == "code"
+                 and (r.get("role") in ("stub", "check") or not HIDDEN & set(c.metadata.get("tags", [])))
+                 for c, r in zip(cells, roles)]
+        keep = needed(cells, shown, {i: solutions[r["exercise"]] for i, r in enumerate(roles) if r.get("role") == "stub"})
+        unneeded = {c.source for c, k in zip(cells, keep) if c.cell_type == "code" and k is None}
+        codes = [c.source for c in nb.cells if c.cell_type == "code"]
+        for cell in nb.cells:
+            if cell.cell_type == "code" and HIDDEN & set(cell.metadata.get("tags", [])):
+                assert cell.source not in unneeded, f"{ed.source}: a hidden cell no cell needs: {cell.source[:120]!r}"
+        for cell, is_shown in zip(cells, shown):
+            if is_shown:
+                assert cell.source in codes, f"{ed.source}: a cell the page shows is missing: {cell.source[:120]!r}"
+        hidden_dropped += len(unneeded)
+        # a submission made from it gives the grader the same answers as one made from the full edition
+        given = {c.source for c, r in zip(cells, roles) if c.cell_type == "code" and r.get("role") != "stub"}
+        assert submitted_answers(with_answers(nb, solutions), given) == submitted_answers(
+            with_answers(ed.notebook, solutions), given), ed.source
+    assert hidden_dropped > len(chapters), "the student edition should leave out the pages' bookkeeping"
+
+
+GLUED = chapter(
+    "A glued chapter",
+    code_cell(CHECKS),
+    code_cell("from myst_nb import glue\ncalls_per_run = 1234.5678\nglue('calls_per_run', calls_per_run, display=False)",
+              "remove-cell"),
+    code_cell("scale = 2  # read by the plot below", "remove-input"),
+    code_cell("print(scale * 3)"),
+    "Each run makes {glue:text}`calls_per_run:.1f` calls ({glue:text}`calls_per_run`), as measured in "
+    "{cite:p}`hoffman2021`; see {doc}`../other/page`.",
+    "## Exercises",
+    exercise("ex-glued-double", "Write `double(x)`, which returns twice its argument.",
+             ["def double(x):\n    return 2 * x  # SOLUTION-CODE-ONE"], check="check.double(double)"),
+)
+BIB = "@article{hoffman2021, author = {Hoffman, Matthew and Radul, Alexey and Sountsov, Pavel}, year = {2021}, title = {T}}\n"
+
+
+def _glued_book(tmp_path: Path) -> Path:
+    book = make_book(tmp_path, {"chapters/toy/glued.md": GLUED})
+    (book / "references.bib").write_text(BIB)
+    return book
+
+
+def _cache_run(book: Path, page: Path) -> None:
+    """Put a run of ``page`` into the book's execution cache, as the notebook tests do, with the glue record
+    that myst-nb's ``glue`` writes (no kernel runs here)."""
+    from booktools import execution_cache
+    from booktools.notebooks import read
+
+    nb = read(page)
+    (cell,) = [c for c in nb.cells if "glue(" in c.source]
+    cell.outputs = [nbformat.v4.new_output(
+        "display_data", data={"application/papermill.record/text/plain": "1234.5678"},
+        metadata={"scrapbook": {"name": "calls_per_run", "mime_prefix": "application/papermill.record/"}})]
+    (book / "src").mkdir(exist_ok=True)
+    cache = execution_cache.BookCache(book)
+    execution_cache.store(cache, nb, page, 0.1)
+    cache.stamp.touch()
+
+
+def test_glued_values_come_from_the_books_run_and_read_as_text_without_it(tmp_path):
+    book = _glued_book(tmp_path)
+    md = book / "_build/student/chapters/toy/glued.md"
+    build_student_edition(book, verbose=False)
+    without = md.read_text(encoding="utf-8")
+    assert "Each run makes (the value this page computes: calls per run) calls" in without
+    assert "(the value this page computes: calls per run))" in without
+    _cache_run(book, book / "chapters/toy/glued.md")
+    build_student_edition(book, verbose=False)
+    text = md.read_text(encoding="utf-8")
+    assert "Each run makes 1234.6 calls (1234.5678), as measured in (Hoffman et al., 2021); see page." in text
+    for written in (without, text):
+        assert not RAW_ROLE.search(written)
+        assert "```{exercise-start}\n:label: ex-glued-double\n```" in written  # as the grader reads it
+    nb = nbformat.read(md.with_suffix(".ipynb"), as_version=4)
+    codes = [c for c in nb.cells if c.cell_type == "code"]
+    assert not any("glue(" in c.source for c in codes), "the glue cell is bookkeeping: it goes"
+    (kept,) = [c for c in codes if c.source.startswith("scale = 2")]  # hidden, but the shown cell after it reads it
+    assert kept.metadata["coursework"] == {"needed": "binds scale"}
+    assert "print(scale * 3)" in [c.source for c in codes]
+    labels, roles, _ = structure(nb)
+    assert labels == ["ex-glued-double"] and sorted(r for _, r in roles.values()) == ["check", "stub"]
+
+
+def test_a_glued_value_of_the_page_is_formatted_as_the_page_formats_it():
+    from booktools.coursework.readable import fallback_text
+    from booktools.site.published_notebooks import readable_markdown
+
+    glue = {"rate": "0.123456", "name": "'NUTS'"}
+    text = "{glue:text}`rate:.1%` by {glue}`name`, {glue:}`rate:.2f`; {glue:text}`missing`."
+    out = readable_markdown(text, glue, {}, "", "chapters/p/q", exercise_blocks=False, missing=fallback_text)
+    assert out == "12.3% by NUTS, 0.12; (the value this page computes: missing)."
+    with pytest.raises(KeyError, match="missing"):
+        readable_markdown(text, glue, {}, "https://x.github.io/y/", "chapters/p/q")  # the site: every value known

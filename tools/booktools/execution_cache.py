@@ -29,7 +29,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["BookCache", "src_changed", "forget_if_src_changed", "store", "executed"]
+__all__ = ["BookCache", "src_changed", "forget_if_src_changed", "store", "cached", "executed"]
 
 
 @dataclass(frozen=True)
@@ -106,20 +106,31 @@ def store(book: BookCache, notebook, source: Path, seconds: float) -> None:
     )
 
 
+def cached(root: Path, page: Path):
+    """``page``'s notebook with the outputs of its cached run, or None where the cache holds no run of the
+    page as it is now (or the helper package changed since it ran); never runs anything."""
+    from .notebooks import read
+
+    book = BookCache(root)
+    if not book.cache.exists() or src_changed(book.sources, book.stamp):
+        return None
+    from jupyter_cache import get_cache
+
+    try:
+        return get_cache(str(book.cache)).merge_match_into_notebook(read(page))[1]
+    except KeyError:
+        return None
+
+
 def executed(root: Path, page: Path):
     """``page``'s notebook with its outputs: the cached run if it matches the page and the helper package,
     else a new run (for tests that read what a chapter showed)."""
     from .notebooks import read
 
+    notebook = cached(root, page)
+    if notebook is not None:
+        return notebook
     notebook = read(page)
-    book = BookCache(root)
-    if book.cache.exists() and not src_changed(book.sources, book.stamp):
-        from jupyter_cache import get_cache
-
-        try:
-            return get_cache(str(book.cache)).merge_match_into_notebook(notebook)[1]
-        except KeyError:
-            pass
     from nbclient import NotebookClient
 
     NotebookClient(notebook, timeout=600, resources={"metadata": {"path": str(page.parent)}}).execute()

@@ -12,6 +12,16 @@ marks nothing modified. In them:
   the rest of the notebook uses) and leaves them unanswered (``...`` or
   ``raise NotImplementedError``), so the check fails until the learner answers;
 - the check cells stay; cells tagged ``student-remove`` are dropped;
+- the prose reads as on the website: each MyST role becomes text, a glued value
+  the value of the book's own run (from the site's execution cache), formatted as
+  the page formats it, or "(the value this page computes: NAME)" where the cache
+  holds no run of the chapter; citations, page links and references as in the
+  published notebooks. The exercise and solution directives stay, for the grader;
+- the code cells the website hides (tagged ``remove-cell``, ``remove-input``,
+  ``hide-cell``, ``hide-input``) are left out, except those that a cell that stays
+  (a shown cell, a stub with the book's solution in it, a check) needs or that set
+  the process up; the grader is not affected, since it rebuilds and runs the whole
+  chapter (see :mod:`~booktools.coursework.readable`);
 - a question inside an exercise that is answered in words, marked
   ``<!-- graded by hand: NAME -->`` (or ``<!-- graded by hand: NAME, 2 points -->``)
   right after it in the statement, gets a Markdown *answer cell* after the
@@ -28,7 +38,8 @@ and fails (exit status 1) if any non-trivial line of a solution survived.
 This module writes the files and is the command; the work is done in
 :mod:`~booktools.coursework.markdown` (reading the exercise convention),
 :mod:`~booktools.coursework.stubs` (the stub cells), :mod:`~booktools.coursework.edition`
-(one chapter's edition, in memory) and :mod:`~booktools.coursework.leaks` (the leak check).
+(one chapter's edition, in memory), :mod:`~booktools.coursework.readable` (the roles as text, the bookkeeping
+cells out) and :mod:`~booktools.coursework.leaks` (the leak check).
 
 The exercise convention it relies on is the book's (see the instructors' page):
 
@@ -67,9 +78,10 @@ from typing import Sequence
 import nbformat
 
 from ..notebooks import as_saved_myst
-from ..site.published_notebooks import add_setup_cell, published_wheel
+from ..site.published_notebooks import SETUP_TAG, add_setup_cell, published_wheel
 from .edition import exercise_chapters, find_book_root, make_student_notebook
 from .leaks import LeakError, check_written
+from .readable import book_context, page_glue, readable_notebook
 
 __all__ = ["build_student_edition", "setup_cell_adder", "ipynb_as_saved", "main"]
 
@@ -112,18 +124,25 @@ def build_student_edition(root: Path, out: Path | None = None, chapters: Sequenc
             if old.is_file() and old.suffix in {".md", ".ipynb"}:
                 old.unlink()
     setup = setup_cell_adder(root)
+    context = book_context(root)
     for ed in editions:
         target = out / ed.source
         target.parent.mkdir(parents=True, exist_ok=True)
         md = target.with_suffix(".md")
         ipynb = target.with_suffix(".ipynb")
-        nb = setup(copy.deepcopy(ed.notebook))
+        glue = page_glue(root, root / ed.source)
+        nb = setup(readable_notebook(ed, root, glue or {}, context))
         md.write_text(as_saved_myst(nb), encoding="utf-8")
         nbformat.write(ipynb_as_saved(nb), ipynb)
         written += [md, ipynb]
         if verbose:
             labels = ", ".join(e.label for e in ed.exercises)
-            print(f"{ipynb.relative_to(out)}: {len(ed.exercises)} exercise(s): {labels}")
+            added = 1 if nb.cells and SETUP_TAG in nb.cells[0].metadata.get("tags", []) else 0
+            left = len(ed.notebook.cells) + added - len(nb.cells)
+            values = ("glued values from the book's run" if glue is not None
+                      else "glued values named in words (no run of it in the execution cache)")
+            print(f"{ipynb.relative_to(out)}: {len(ed.exercises)} exercise(s): {labels}; "
+                  f"{left} cell(s) left out; {values}")
     check_written(editions, out)
     return written
 

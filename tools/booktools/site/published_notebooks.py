@@ -33,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import nbformat
 from pybtex.database import parse_file
@@ -43,6 +43,8 @@ __all__ = [
     "setup_cell_source",
     "citation_texts",
     "sphinx_labels",
+    "GLUE_ROLE",
+    "glued_values",
     "readable_markdown",
     "add_setup_cell",
     "publish_notebook",
@@ -119,29 +121,61 @@ def _glue_text(name: str, spec: str, values: Mapping[str, str], where: str) -> s
         return str(value)
 
 
+#: A glue role, any of its forms (``{glue}``, ``{glue:}``, ``{glue:text}``, ``{glue:md}``): the name, then the format.
+GLUE_ROLE = re.compile(r"\{glue(?::(?:text|md|any)?)?\}`([A-Za-z0-9_]+)(?::([^`]*))?`")
+
+
+def glued_values(notebook: Any) -> dict[str, str]:
+    """``{name: text/plain}`` of every value an executed notebook glued (myst-nb's ``glue`` records in its outputs)."""
+    values = {}
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            record = (output.get("metadata") or {}).get("scrapbook") or {}
+            if "name" in record:
+                text = output.get("data", {}).get(record.get("mime_prefix", "") + "text/plain")
+                if text is not None:
+                    values[record["name"]] = "".join(text) if isinstance(text, list) else text
+    return values
+
+
 def readable_markdown(source: str, glue: Mapping[str, str], citations: Mapping[str, str], site: str,
-                      page: str, where: str = "", labels: Mapping[str, tuple[str, str, str]] | None = None) -> str:
+                      page: str, where: str = "", labels: Mapping[str, tuple[str, str, str]] | None = None,
+                      *, exercise_blocks: bool = True, missing: Callable[[str, str], str] | None = None) -> str:
     """One Markdown cell as plain Markdown: glue, citations, page links, references and exercise blocks resolved.
 
     ``glue`` maps names to the ``text/plain`` of their glued values; ``site`` is
     the website's address and ``page`` this page's path in it (``chapters/part/page``);
-    ``labels`` the targets ``{ref}`` may name, ``{label: (page, anchor, title)}``
+    ``labels`` the targets ``{ref}`` and ``{numref}`` may name, ``{label: (page, anchor, title)}``
     (:func:`sphinx_labels`): a ``{ref}`` of a label alone becomes a link to the
     target with its title as the text (the label itself where it has none),
-    one written ``text <label>`` a link with that text.
+    one written ``text <label>`` a link with that text. ``{eq}`` becomes the
+    equation's label in brackets, ``{math}`` inline ``$...$``, ``{download}`` a
+    link to the file, relative to the page.
+
+    ``exercise_blocks=False`` leaves the exercise and solution directives as they
+    are (the student edition, whose grader reads them); otherwise they become bold
+    headings. ``missing(kind, name)`` gives the text for a glued value
+    (``kind="glue"``), a citation (``"cite"``) or a target (``"ref"``) that is not
+    known; without it, one that is not known raises ``KeyError``. An empty
+    ``site`` (a book with no website) gives the text of links without the links.
     """
     bibliography = f"{site}chapters/reference/bibliography.html"
 
+    def link(text: str, url: str) -> str:
+        return f"[{text}]({url})" if site else text
+
     def glued(match: re.Match) -> str:
+        if missing is not None and match.group(1) not in glue:
+            return missing("glue", match.group(1))
         return _glue_text(match.group(1), match.group(2) or "", glue, where)
 
     def cited(match: re.Match) -> str:
         keys = [k.strip() for k in match.group(2).split(",")]
-        missing = [k for k in keys if k not in citations]
-        if missing:
-            raise KeyError(f"{where}: no bibliography entry for {missing}")
-        text = "; ".join(citations[k] for k in keys)
-        return f"([{text}]({bibliography}))"
+        unknown = [k for k in keys if k not in citations]
+        if unknown and missing is None:
+            raise KeyError(f"{where}: no bibliography entry for {unknown}")
+        text = "; ".join(citations[k] if k in citations else missing("cite", k) for k in keys)
+        return f"({link(text, bibliography)})"
 
     def linked(match: re.Match) -> str:
         text, target = match.group(1), match.group(2)
@@ -154,26 +188,36 @@ def readable_markdown(source: str, glue: Mapping[str, str], citations: Mapping[s
                 parts.pop()
             elif part not in ("", "."):
                 parts.append(part)
-        return f"[{text.strip()}]({site}{'/'.join(parts)}.html)"
+        return link(text.strip(), f"{site}{'/'.join(parts)}.html")
 
-    out = re.sub(r"\{glue(?::text)?\}`([A-Za-z0-9_]+)(?::([^`]*))?`", glued, source)
-    out = re.sub(r"\{cite(:[pt])?\}`([^`]+)`", cited, out)
     def referenced(match: re.Match) -> str:
         text, label = match.group(1).strip(), match.group(2)
         if label is None:  # {ref}`label`
             text, label = "", text
         label = label.strip()
         if label not in (labels or {}):
+            if missing is not None:
+                return text or missing("ref", label)
             raise KeyError(f"{where}: no target labelled {label!r} for {{ref}} (is it defined in the book?)")
         doc, anchor, title = labels[label]
-        return f"[{text or title or label}]({site}{doc}.html{f'#{anchor}' if anchor else ''})"
+        return link(text or title or label, f"{site}{doc}.html{f'#{anchor}' if anchor else ''}")
 
+    def downloaded(match: re.Match) -> str:
+        text, target = match.group(1).strip(), (match.group(2) or match.group(1)).strip()
+        return f"[{text}]({target})"
+
+    out = GLUE_ROLE.sub(glued, source)
+    out = re.sub(r"\{cite(:[pt])?\}`([^`]+)`", cited, out)
     out = re.sub(r"\{doc\}`([^`<]+?)(?:\s*<([^`>]+)>)?`", linked, out)
-    out = re.sub(r"\{ref\}`([^`<]+?)(?:\s*<([^`>]+)>)?`", referenced, out)
-    out = re.sub(r"```\{exercise-start\}[^\n]*\n(?::label:\s*(\S+)\s*\n)?(?::[^\n]*\n)*```",
-                 lambda m: f"**Exercise{f' ({m.group(1)})' if m.group(1) else ''}.**", out)
-    out = re.sub(r"```\{solution-start\}[^\n]*\n(?::[^\n]*\n)*```", "**Solution.**", out)
-    out = re.sub(r"```\{(?:exercise|solution)-end\}[^\n]*\n```", "", out)
+    out = re.sub(r"\{(?:ref|numref)\}`([^`<]+?)(?:\s*<([^`>]+)>)?`", referenced, out)
+    out = re.sub(r"\{eq\}`([^`]+)`", lambda m: f"({m.group(1).strip()})", out)
+    out = re.sub(r"\{math\}`([^`]+)`", lambda m: f"${m.group(1)}$", out)
+    out = re.sub(r"\{download\}`([^`<]+?)(?:\s*<([^`>]+)>)?`", downloaded, out)
+    if exercise_blocks:
+        out = re.sub(r"```\{exercise-start\}[^\n]*\n(?::label:\s*(\S+)\s*\n)?(?::[^\n]*\n)*```",
+                     lambda m: f"**Exercise{f' ({m.group(1)})' if m.group(1) else ''}.**", out)
+        out = re.sub(r"```\{solution-start\}[^\n]*\n(?::[^\n]*\n)*```", "**Solution.**", out)
+        out = re.sub(r"```\{(?:exercise|solution)-end\}[^\n]*\n```", "", out)
     return out.strip("\n")
 
 
