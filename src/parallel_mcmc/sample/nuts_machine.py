@@ -49,7 +49,7 @@ DIVERGENCE = 1000.0  # an energy error above this ends the draw as divergent
 class NUTSState(NamedTuple):
     """One chain's NUTS draw in progress: everything :meth:`NUTSMachine.advance` reads and writes.
 
-    Attributes
+    Parameters
     ----------
     key : jax.Array
         The draw's key, ``fold_in(chain key, draw)``.
@@ -104,7 +104,7 @@ class NUTSState(NamedTuple):
 class NUTSDraws(NamedTuple):
     """What the drivers of :class:`NUTSMachine` return.
 
-    Attributes
+    Parameters
     ----------
     positions : jax.Array
         The draws, ``(chains, draws, dim)``.

@@ -35,7 +35,7 @@ __all__ = ["EllipticalSlice", "SliceState", "SliceDraws"]
 class SliceState(NamedTuple):
     """One chain's elliptical slice draw in progress: what :meth:`EllipticalSlice.advance` reads and writes.
 
-    Attributes
+    Parameters
     ----------
     key : jax.Array
         The draw's key, ``fold_in(chain key, draw)``.
@@ -73,7 +73,7 @@ class SliceState(NamedTuple):
 class SliceDraws(NamedTuple):
     """What the drivers of :class:`EllipticalSlice` return.
 
-    Attributes
+    Parameters
     ----------
     positions : jax.Array
         The draws, ``(chains, draws, dim)``.
