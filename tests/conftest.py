@@ -28,6 +28,12 @@ from pathlib import Path
 # backport's finder and leaves none at all: later tests find no installed distribution (pybtex's entry points,
 # for one). Imported here, before any test, it stays.
 import importlib_metadata  # noqa: F401
+
+# The same holds for SQLAlchemy (jupyter_cache's database): pytester deletes the modules a test imported, and the
+# second import re-runs SQLAlchemy's Python modules while its compiled cache-key extension keeps the first import's
+# classes, so every later query fails with "TypeError: 'InternalTraversal' object is not callable". Imported here,
+# it is imported once.
+import jupyter_cache.cache.main  # noqa: F401
 import pytest
 
 from parallel_mcmc.devices import use_cpu_devices

@@ -123,6 +123,19 @@ def test_a_notebook_that_passes_goes_into_the_site_cache_with_its_outputs_in_ord
     assert _site_reads(pytester.path / "failing.md") is None, "a failing notebook must be executed by the site build"
 
 
+def test_the_site_cache_still_reads_after_a_test_that_read_it_in_pytester(tmp_path):
+    """The test above reads the cache inside pytester, which deletes the modules imported meanwhile; were SQLAlchemy
+    among them, its second import would fail every later query ("'InternalTraversal' object is not callable", which
+    failed the student edition's tests when they ran after it on the same worker). tests/conftest.py imports it first."""
+    import nbformat
+    from jupyter_cache import get_cache
+
+    cache = get_cache(str(tmp_path / "cache"))
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("6 * 7")])
+    with pytest.raises(KeyError):  # not cached: a lookup that reached the database and found nothing
+        cache.match_cache_notebook(notebook)
+
+
 def test_the_cache_is_forgotten_when_the_helper_package_changes(tmp_path):
     book = BookCache(tmp_path)
     src, cache, stamp, doctrees = book.sources, book.cache, book.stamp, book.doctrees
