@@ -59,11 +59,11 @@ course:
 
 # Timing verdicts are strict here (parallel_mcmc.measure): a failure that persists after re-measuring fails the
 # test; `make book` and a reader's kernel only report it.
-# Two runs, both always: first the chapters that time something and the tests that time the machine, one at a time
-# (their timings need the cores); then everything else, marked `parallel` (tests/conftest.py), TEST_JOBS at a time
+# Two runs, both always: first the chapters (each within its 60 s alone; many time something) and the tests that time
+# the machine, one at a time; then everything else, marked `parallel` (tests/conftest.py), TEST_JOBS at a time
 # (pytest-xdist): a file's tests on one worker (its module fixtures, the book's grading among them, made once), and
-# files that share something on the same one, in order (the chapters that time nothing, then the site built from
-# their runs). Either failing fails; a run that selects no test (exit 5) does not.
+# files that share something on the same one, in order (the site built from the chapters' runs; the SLURM tests).
+# Either failing fails; a run that selects no test (exit 5) does not.
 TEST_JOBS ?= 2
 test: $(STAMP) $(ASSETS)
 	PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS) -m "not parallel"; one=$$?; \

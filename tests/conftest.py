@@ -9,8 +9,8 @@ JAX fixes its device count when its backend starts, once per process. All
 in-process tests see 8 CPU devices, set here before any test touches JAX;
 a test that needs another count runs Python in a subprocess (``run_python``).
 
-``make test`` runs the tests in two parts: first the chapters that time something and the tests that time the
-machine, one at a time; then everything else, marked ``parallel`` here, two at a time (pytest-xdist, ``--dist
+``make test`` runs the tests in two parts: first the chapters (each must run in under 60 s on its own, and many
+time something) and the tests that time the machine, one at a time; then everything else, marked ``parallel`` here, two at a time (pytest-xdist, ``--dist
 loadfile``): each file goes whole to one worker, and the files that share something go together, in order
 (:data:`GROUPS`, :func:`pytest_xdist_make_scheduler`).
 """
@@ -46,9 +46,9 @@ pytest_plugins = ["pytester"]
 TIMES_THE_MACHINE = {"test_calibrate.py", "test_cores.py", "test_experiment.py", "test_judging.py", "test_timing.py",
                      "test_xla_threads.py"}
 
-# Files of the second run that must go to one worker, one after another. "site": the chapters that time nothing
-# (they fill the execution cache), then the tests that read that cache or build the site from it (one `make book`
-# at a time); "slurm": the tests that start the one-node SLURM cluster.
+# Files of the second run that must go to one worker, one after another. "site": the tests that read the execution
+# cache (the chapters of the first run filled it) or build the site from it (one `make book` at a time); "slurm":
+# the tests that start the one-node SLURM cluster.
 GROUPS = {"site": ["test_hidden_outputs.py", "test_sharding_pictures.py", "test_site.py", "test_site_trace.py"],
           "slurm": ["test_slurm_jobs.py", "test_dask_slurm.py"]}
 
@@ -62,12 +62,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def group_of(path: Path) -> str | None:
     """The work unit of the second run that the test file ``path`` belongs to: its entry in GROUPS, else the file
-    itself; None for a file of the first run (a chapter that times something, a test that times the machine)."""
-    from booktools.timed_pages import times_anything
-
+    itself; None for a file of the first run (a chapter, a test that times the machine)."""
     path = path if path.is_absolute() else ROOT / path
-    if path.is_relative_to(ROOT / "chapters"):
-        return None if times_anything(path) else "site"
     if not path.is_relative_to(ROOT / "tests") or path.name in TIMES_THE_MACHINE:
         return None
     return next((group for group, files in GROUPS.items() if path.name in files), path.relative_to(ROOT).as_posix())

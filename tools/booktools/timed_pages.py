@@ -33,7 +33,7 @@ from parallel_mcmc.measure import STRICT_ENV
 from .busy import spin
 from .notebooks import myst_notebooks, read
 
-__all__ = ["PageRun", "timed_pages", "times_anything", "run_page", "verdicts_in", "main"]
+__all__ = ["PageRun", "timed_pages", "run_page", "verdicts_in", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAD = re.compile(r"(\d+) runs, (\d+) measurement\(s\); this process got ([\d.]+) of (\d+) cores")
@@ -63,17 +63,6 @@ class PageRun:
 def timed_pages(root: Path = ROOT) -> list[Path]:
     """The chapters that hand their runs to the judge: through a declared experiment, or (older pages) directly."""
     return [p for p in myst_notebooks(root / "chapters") if "judge(" in p.read_text() or "Experiment(" in p.read_text()]
-
-
-#: Code that times something on a page: a judged experiment, a timing aid of the helper, or a clock of its own.
-TIMING = re.compile(r"\bjudge\(|\bExperiment\(|\btime_call\b|\btime_interleaved\b|\btime_with_calibration\b|\btimed\("
-                    r"|\bcores_busy\b|perf_counter|\btime\.time\(|\bmonotonic\(|%%?timeit|%%time\b")
-
-
-def times_anything(page: Path) -> bool:
-    """Whether a chapter times anything (:data:`TIMING`): its figures then need the machine's cores to itself, and
-    ``make test`` runs it alone; a chapter that times nothing may run beside other tests."""
-    return page in timed_pages(page.parents[2]) or TIMING.search(page.read_text()) is not None
 
 
 def verdicts_in(text: str) -> list[dict]:
