@@ -10,9 +10,9 @@ in-process tests see 8 CPU devices, set here before any test touches JAX;
 a test that needs another count runs Python in a subprocess (``run_python``).
 
 ``make test`` runs the tests in two parts: first the chapters (each must run in under 60 s on its own, and many
-time something) and the tests that time the machine, one at a time; then everything else, marked ``parallel`` here, two at a time (pytest-xdist, ``--dist
-loadfile``): each file goes whole to one worker, and the files that share something go together, in order
-(:data:`GROUPS`, :func:`pytest_xdist_make_scheduler`).
+time something) and the tests that time the machine, one at a time; then everything else, marked ``parallel``
+here, two at a time (pytest-xdist, ``--dist loadfile``): each file goes whole to one worker, and the files that
+share something go together, in order (:data:`GROUPS`, :func:`pytest_xdist_make_scheduler`).
 """
 
 from __future__ import annotations
