@@ -98,6 +98,26 @@ def pytest_xdist_make_scheduler(config, log):
     return BookScheduling(config, log)
 
 
+# Seconds spent in each work unit (setup, call and teardown of its tests; a module fixture counts in its first
+# test), summed over the run: what LONGEST_FIRST orders by. Under xdist the controller receives every report.
+UNIT_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    path = Path(report.nodeid.split("::", 1)[0])
+    unit = group_of(path) or path.as_posix()
+    UNIT_SECONDS[unit] = UNIT_SECONDS.get(unit, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The work units that took longest, for ordering LONGEST_FIRST and finding what makes ``make test`` slow."""
+    if len(UNIT_SECONDS) < 2 or hasattr(terminalreporter.config, "workerinput"):
+        return
+    ranked = sorted(UNIT_SECONDS.items(), key=lambda kv: -kv[1])
+    terminalreporter.write_sep("=", f"longest work units (of {len(ranked)}, {sum(UNIT_SECONDS.values()):.0f} s in all)")
+    for unit, seconds in ranked[:15]:
+        terminalreporter.write_line(f"{seconds:8.1f} s  {unit}")
+
 @pytest.fixture
 def run_python():
     """Run a snippet of Python in a fresh interpreter; return the completed process."""
