@@ -173,14 +173,18 @@ def test_class_gradebook_feedback_and_jobs_from_the_command_line(toy, tmp_path):
     assert f"not in the roster, so named after the file: {subs / 'ada/toy.ipynb'}, {subs / 'bob/toy.ipynb'}" in done.stderr
     with open(out / "grades.csv", newline="") as f:
         rows = list(csv.reader(f))
-    assert rows[0] == ["student", "ex-toy-chains", "ex-toy-combine", "ex-toy-why", "total", "possible"]
-    assert rows[1:] == [["ada", "3", "1", "", "4", "4"], ["bob", "0", "0", "", "0", "4"], ["s-003", "0", "0", "", "0", "4"]]
+    # the toy book is not a git checkout: its version is unknown, said on every row (test_book_version: a tagged one)
+    assert rows[0] == ["student", "ex-toy-chains", "ex-toy-combine", "ex-toy-why", "total", "possible", "book_version"]
+    assert rows[1:] == [["ada", "3", "1", "", "4", "4", "unknown"], ["bob", "0", "0", "", "0", "4", "unknown"],
+                        ["s-003", "0", "0", "", "0", "4", "unknown"]]
     data = json.loads((out / "grades.json").read_text())
+    assert data["book"] == {"commit": "unknown", "describe": "unknown", "dirty": False}
     assert [s["student"] for s in data["submissions"]] == ["ada", "bob", "s-003"]
     assert (data["score"], data["total"]) == (4, 12)
     feedback = {p.name: p.read_text() for p in (out / "feedback").iterdir()}
     assert sorted(feedback) == ["ada.md", "bob.md", "s-003.md"]
     assert "**4 / 4**" in feedback["ada.md"] and "| ex-toy-why | manual | - / 2 |" in feedback["ada.md"]
+    assert "- graded against the book: unknown (not a git checkout)" in feedback["ada.md"]
     assert "contiguous block" in feedback["bob.md"] and "the check cell was edited" in feedback["bob.md"]
     assert "called exit()" in feedback["s-003.md"]
 
@@ -292,8 +296,9 @@ def test_a_question_inside_a_checked_exercise_is_listed_to_grade_by_hand(tmp_pat
     assert carl["exercises"][0]["by_hand"][0]["answer"] == "Contiguous blocks need no gather."
     with open(out / "grades.csv", newline="") as f:
         rows = list(csv.reader(f))
-    assert rows == [["student", "ex-toy-chains", "ex-toy-chains:why-contiguous", "ex-toy-combine", "total", "possible"],
-                    ["ada", "1", "", "1", "2", "2"], ["bob", "1", "", "1", "2", "2"], ["carl", "1", "", "1", "2", "2"]]
+    assert rows == [["student", "ex-toy-chains", "ex-toy-chains:why-contiguous", "ex-toy-combine", "total", "possible",
+                     "book_version"], ["ada", "1", "", "1", "2", "2", "unknown"], ["bob", "1", "", "1", "2", "2", "unknown"],
+                    ["carl", "1", "", "1", "2", "2", "unknown"]]
     feedback = (out / "feedback" / "ada.md").read_text()
     assert "graded by hand, not in the score yet: ex-toy-chains:why-contiguous" in feedback
     assert "| ex-toy-chains:why-contiguous | manual | - / 2 |" in feedback

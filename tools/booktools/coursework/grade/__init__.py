@@ -28,7 +28,8 @@ one module each:
    reference answers of :mod:`booktools.coursework.references`;
 5. :mod:`~booktools.coursework.grade.report` holds the grades and prints them
    (a table per submission) or writes them as JSON, as a CSV gradebook (a row per
-   student, a column per exercise) and as one Markdown feedback file per submission.
+   student, a column per exercise) and as one Markdown feedback file per submission,
+   each naming the version of the book graded against (its git commit and tag).
 
 This module chains the stages (:func:`grade_notebook`, :func:`grade`) and holds the
 command line (:func:`main`).
@@ -74,9 +75,11 @@ from .report import (  # noqa: F401 - re-exported
     STATUSES,
     ExerciseResult,
     NotebookReport,
+    book_version,
     print_reports,
     read_roster,
     student_ids,
+    version_line,
     write_csv,
     write_feedback,
     write_json,
@@ -250,19 +253,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (OSError, ValueError, UnicodeDecodeError) as err:
             print(f"error: cannot read the roster: {err}", file=sys.stderr)
             return 2
+    version = book_version(book)  # read before grading: the book as it was when the grading began
     reports = grade(args.submissions, args.cell_timeout, args.timeout, book, args.hide, jobs=args.jobs, roster=roster)
     if roster is not None:
         unlisted = [str(p) for p in args.submissions if str(p) not in roster and p.name not in roster]
         if unlisted:
             print(f"note: not in the roster, so named after the file: {', '.join(unlisted)}", file=sys.stderr)
     print_reports(reports)
+    print(f"graded against the book at {book}: {version_line(version)}")
     if args.json:
-        write_json(reports, args.json)
+        write_json(reports, args.json, version)
         print(f"grades written to {args.json}")
     if args.csv:
-        write_csv(reports, args.csv)
+        write_csv(reports, args.csv, version)
         print(f"gradebook written to {args.csv}")
     if args.feedback:
-        files = write_feedback(reports, args.feedback)
+        files = write_feedback(reports, args.feedback, version)
         print(f"{len(files)} feedback file(s) written to {args.feedback}")
     return 0

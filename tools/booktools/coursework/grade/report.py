@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -124,6 +126,54 @@ def read_roster(path: Path) -> dict[str, str]:
     return {file: sid for file, sid in rows.items() if sid}
 
 
+UNKNOWN = "unknown"
+
+
+def book_version(book: str | Path | None) -> dict[str, Any]:
+    """The version of the book at ``book``, read from git: the grades say which checks and chapters they came from.
+
+    Returns
+    -------
+    dict
+        ``commit``: the full hash of the checkout's ``HEAD`` (``git rev-parse HEAD``); ``describe``: ``git describe
+        --tags --always --dirty``, the tag on that commit (``course-2027-spring``), else the last tag before it with
+        the commits since (``course-2027-spring-3-g1a2b3c4``), else the short hash, with ``-dirty`` appended when a
+        tracked file has uncommitted changes; ``dirty``: whether one has. Both strings are ``"unknown"`` (and
+        ``dirty`` False) where git is missing, ``book`` is not in a git checkout or has no commit yet; never raises.
+    """
+    unknown = {"commit": UNKNOWN, "describe": UNKNOWN, "dirty": False}
+    if book is None or not Path(book).is_dir():
+        return unknown
+    # the book's own repository, not one named by the caller's environment; no lock files taken (a read-only
+    # checkout works); a checkout owned by another user (the grader run as root) is read all the same, and no
+    # command its configuration names (core.fsmonitor) is run
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-c", "safe.directory=*", "-c", "core.fsmonitor=false", "-C", str(book), *args],
+                              capture_output=True, text=True, env=env, timeout=60, check=True)
+        return done.stdout.strip()
+
+    try:
+        commit = git("rev-parse", "--verify", "HEAD")
+        describe = git("describe", "--tags", "--always", "--dirty")
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    except (OSError, subprocess.SubprocessError, UnicodeDecodeError):
+        return unknown
+    if not commit or not describe:
+        return unknown
+    return {"commit": commit, "describe": describe, "dirty": dirty}
+
+
+def version_line(version: dict[str, Any]) -> str:
+    """``version`` (:func:`book_version`) on one line: ``course-2027-spring (commit 1a2b..., uncommitted changes)``."""
+    if version.get("commit", UNKNOWN) == UNKNOWN:
+        return "unknown (not a git checkout)"
+    changes = ", uncommitted changes" if version.get("dirty") else ""
+    return f"{version['describe']} (commit {version['commit']}{changes})"
+
+
 _STYLE = {"passed": "green", "failed": "red", "error": "magenta", "timeout": "yellow", "ungraded": "dim",
           "manual": "cyan"}
 
@@ -163,13 +213,15 @@ def print_reports(reports: Sequence[NotebookReport], console=None) -> None:
         console.print(f"total: {score} / {total} over {len(reports)} submissions")
 
 
-def write_json(reports: Sequence[NotebookReport], path: Path) -> None:
-    """Write the grades of ``reports`` and their totals to ``path`` as JSON (its folders made as needed)."""
-    data = {
+def write_json(reports: Sequence[NotebookReport], path: Path, book: dict[str, Any] | None = None) -> None:
+    """Write the grades of ``reports`` and their totals to ``path`` as JSON (its folders made as needed), with the
+    version of the book graded against (:func:`book_version`) under ``"book"`` when given."""
+    data: dict[str, Any] = {} if book is None else {"book": dict(book)}
+    data.update({
         "score": _number(sum(r.score for r in reports)),
         "total": _number(sum(r.total for r in reports)),
         "submissions": [r.as_dict() for r in reports],
-    }
+    })
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
@@ -205,9 +257,14 @@ def gradebook(reports: Sequence[NotebookReport]) -> tuple[list[str], list[list[A
     return header, table
 
 
-def write_csv(reports: Sequence[NotebookReport], path: Path) -> None:
-    """Write the gradebook (:func:`gradebook`) to ``path`` as CSV, ready to import into an LMS."""
+def write_csv(reports: Sequence[NotebookReport], path: Path, book: dict[str, Any] | None = None) -> None:
+    """Write the gradebook (:func:`gradebook`) to ``path`` as CSV, ready to import into an LMS; given the version
+    of the book graded against (:func:`book_version`), a last column ``book_version`` holds its ``describe`` on
+    every row (a column, not a comment line, so that an import keeps it or drops it whole)."""
     header, rows = gradebook(reports)
+    if book is not None:
+        header = [*header, "book_version"]
+        rows = [[*row, book.get("describe", UNKNOWN)] for row in rows]
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
@@ -223,12 +280,16 @@ def _md(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
-def feedback_markdown(rep: NotebookReport) -> str:
+def feedback_markdown(rep: NotebookReport, book: dict[str, Any] | None = None) -> str:
     """The feedback for one submission, as Markdown: each exercise's status, points and message, and
-    what the grader noted (edited check cells, a kernel that died, other problems)."""
+    what the grader noted (edited check cells, a kernel that died, other problems); given the version of the
+    book graded against (:func:`book_version`), a line names it."""
     student = rep.student or Path(rep.notebook).stem
     lines = [f"# Feedback: {student}", "", f"- notebook: `{Path(rep.notebook).name}`",
-             f"- chapter: {rep.source or 'not found'}", f"- score: **{rep.score} / {rep.total}**"]
+             f"- chapter: {rep.source or 'not found'}"]
+    if book is not None:
+        lines.append(f"- graded against the book: {_md(version_line(book))}")
+    lines.append(f"- score: **{rep.score} / {rep.total}**")
     by_hand = [e.label for e in rep.items() if e.status in BY_HAND]
     if by_hand:
         lines.append(f"- graded by hand, not in the score yet: {', '.join(by_hand)}")
@@ -250,9 +311,9 @@ def feedback_markdown(rep: NotebookReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_feedback(reports: Sequence[NotebookReport], folder: Path) -> list[Path]:
+def write_feedback(reports: Sequence[NotebookReport], folder: Path, book: dict[str, Any] | None = None) -> list[Path]:
     """One Markdown file per submission in ``folder`` (``<student>.md``, or ``<student>-<notebook>.md``
-    where the student handed in several); returns the files written."""
+    where the student handed in several), each naming the book's version when given; returns the files written."""
     folder.mkdir(parents=True, exist_ok=True)
     ids = [rep.student or Path(rep.notebook).stem for rep in reports]
     written: list[Path] = []
@@ -264,6 +325,6 @@ def write_feedback(reports: Sequence[NotebookReport], folder: Path) -> list[Path
         while path in written:
             path = path.with_name(f"{path.stem}-{n}.md")
             n += 1
-        path.write_text(feedback_markdown(rep), encoding="utf-8")
+        path.write_text(feedback_markdown(rep, book), encoding="utf-8")
         written.append(path)
     return written
