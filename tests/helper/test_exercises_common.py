@@ -32,6 +32,18 @@ def test_expect_raises_the_message_unless_the_condition_holds():
     assert str(info.value) == "zero is not above one"
 
 
+
+def test_expect_type_raises_a_type_error_the_grader_reports_as_a_failed_check():
+    assert exercises.expect_type(True, "never shown") is None
+    with pytest.raises(TypeError, match="^return a number, got dict$") as info:
+        exercises.expect_type(False, "return a number, got dict")
+    assert isinstance(info.value, AssertionError) and isinstance(info.value, exercises.WrongType)
+    from booktools.coursework.verdict_runner import _failure
+
+    assert _failure("ex-a", info.value) == {"label": "ex-a", "status": "failed", "message": "return a number, got dict"}
+    with pytest.raises(TypeError, match=r"f\(1\) returned None \(NoneType\); it should return one number"):
+        exercises.as_float(None, "f(1)")
+
 def test_expect_also_runs_under_python_O():
     code = "from parallel_mcmc.exercises import expect\nexpect(False, 'still checked')"
     done = subprocess.run([sys.executable, "-O", "-c", code], capture_output=True, text=True, timeout=60)

@@ -6,7 +6,9 @@ declares its checks, each living in the module named after its exercise's
 label (``getting_started.ex_devices_pay``) beside its fixed cases and the
 wrong answers it must reject. A check prints a one-line confirmation when the
 answer is right and raises :class:`AssertionError` with a message that says
-what is wrong otherwise.
+what is wrong otherwise; an answer of the wrong type gets
+:class:`~parallel_mcmc.exercises.common.WrongType`, both an ``AssertionError``
+and a ``TypeError``, whose message says what was expected.
 
 The checks hold no reference answer: they test properties of the answer, or
 compare it with expected values for a few fixed inputs, written out as data.
@@ -23,8 +25,8 @@ learner's function and name its own exception), :func:`~parallel_mcmc.exercises.
 program JAX traces from a learner's function) and :func:`~parallel_mcmc.exercises.common.as_float`.
 """
 
-from parallel_mcmc.exercises.common import (as_float, call, expect, importable, passed, program_structure,
-                                            record_type, traced_program, uses)
+from parallel_mcmc.exercises.common import (WrongType, as_float, call, expect, expect_type, importable, passed,
+                                            program_structure, record_type, traced_program, uses)
 
-__all__ = ["passed", "expect", "call", "importable", "program_structure", "uses", "traced_program", "record_type",
-           "as_float"]
+__all__ = ["passed", "expect", "expect_type", "WrongType", "call", "importable", "program_structure", "uses",
+           "traced_program", "record_type", "as_float"]

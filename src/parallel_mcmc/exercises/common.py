@@ -1,6 +1,7 @@
 """What the checks of the exercises share (re-exported by :mod:`parallel_mcmc.exercises`).
 
-- :func:`passed` (the one-line confirmation) and :func:`expect` (a failure whose message says what is wrong);
+- :func:`passed` (the one-line confirmation), :func:`expect` (a failure whose message says what is wrong) and
+  :func:`expect_type` (an answer of the wrong type: :class:`WrongType`, a ``TypeError`` that says what was expected);
 - :func:`call` (run a learner's function and name its own exception), :func:`as_float`, :func:`importable`;
 - :func:`traced_program`, :func:`program_structure`, :func:`uses`: the program JAX traces from a learner's
   function, as plain data, and :func:`record_type`, through which the grader's records of a learner's
@@ -17,7 +18,7 @@ from typing import Any, Callable
 
 from parallel_mcmc._validate import is_number
 
-__all__ = ["passed", "expect", "call", "importable", "program_structure", "uses", "traced_program", "record_type",
+__all__ = ["passed", "expect", "expect_type", "WrongType", "call", "importable", "program_structure", "uses", "traced_program", "record_type",
            "as_float", "jax_module", "require_array", "describe", "named", "same_layout", "check_rows_sharded"]
 
 #: Types whose instances stand for a learner's function and know the program it traces (see :func:`record_type`).
@@ -36,6 +37,20 @@ def expect(condition: bool, message: str) -> None:
     """
     if not condition:
         raise AssertionError(message)
+
+
+class WrongType(AssertionError, TypeError):
+    """An answer of the wrong type (a value where a function belongs, ``None`` or a dict where a number does).
+
+    It is a ``TypeError``, so code that catches one catches it, and an ``AssertionError``, so the grader reports
+    the check as failed with this message, as it does every wrong answer.
+    """
+
+
+def expect_type(condition: bool, message: str) -> None:
+    """Raise :class:`WrongType` (``message``: what was expected, what was given) unless ``condition`` holds."""
+    if not condition:
+        raise WrongType(message)
 
 
 def _is_tracing_error(err: BaseException) -> bool:
@@ -158,7 +173,7 @@ def record_type(cls: type) -> type:
 
 def as_float(value: Any, what: str) -> float:
     """``value`` as a ``float`` if it is one number (Python, NumPy or a 0-d JAX array, any float width)."""
-    expect(is_number(value), f"{what} returned {value!r}; it should return one number.")
+    expect_type(is_number(value), f"{what} returned {value!r} ({type(value).__name__}); it should return one number.")
     return float(value)
 
 
