@@ -185,3 +185,100 @@ def test_job_header_rejects_a_non_function_and_reads_time_like_slurm():
         check.slurm_seconds("1:2:3:4")
     assert check.sbatch_header_options("#SBATCH -c 4 --time 10\necho\n#SBATCH --nodes=9") == {
         "--cpus-per-task": "4", "--time": "10"}
+
+
+# ---------------------------------------------------------------- more mistakes, and answers of the wrong type
+
+
+def test_my_chains_names_the_bounds_of_the_block_and_an_assert_for_uneven_splits():
+    with pytest.raises(AssertionError, match=r"bounds of the block \(start, stop\)"):
+        check.my_chains(lambda p, n, c: (p * (c // n), (p + 1) * (c // n)))
+
+    def asserting(p, n, c):
+        if c % n:  # what `assert c % n == 0` raises in a notebook (pytest rewrites the asserts of its tests)
+            raise AssertionError()
+        return my_chains(p, n, c)
+
+    with pytest.raises(AssertionError, match=r"raised AssertionError, with no message \(an `assert`, probably\)"):
+        check.my_chains(asserting)
+    with pytest.raises(AssertionError, match="block of"):  # processes counted from 1
+        check.my_chains(lambda p, n, c: [i + c // n for i in my_chains(p, n, c)])
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda p, n, c: None, r"returned None \(NoneType\); return a list of chain indices"),
+    (lambda p, n, c: str(my_chains(p, n, c)), r"\(str\); return a list of chain indices"),
+    (lambda p, n, c: [float(i) for i in my_chains(p, n, c)], r"with 0\.0 \(float\) among the chains"),
+    (lambda p, n, c: np.array([my_chains(p, n, c)]), r"array of shape \(1, 4\)"),
+    (lambda p, n, c: {i: i for i in my_chains(p, n, c)}, r"\(dict\)"),
+])
+def test_my_chains_refuses_answers_of_the_wrong_type(wrong, message):
+    with pytest.raises(TypeError, match=message):
+        check.my_chains(wrong)
+
+
+def test_my_chains_accepts_a_range_and_an_integer_array(capsys):
+    check.my_chains(lambda p, n, c: np.array(my_chains(p, n, c)))
+    check.my_chains(lambda p, n, c: range(p * (c // n), (p + 1) * (c // n)) if c % n == 0 else my_chains(p, n, c))
+    with pytest.raises(TypeError, match="function itself.*got a list"):
+        check.my_chains([0, 1])
+    assert capsys.readouterr().out.count("my_chains: correct") == 2
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda parts: parts, r"returned a list of \d item\(s\), not one array: the parts as they came, not joined"),
+    (lambda parts: None, "returned NoneType"),
+    (lambda parts: tuple(np.concatenate(parts)), r"returned a tuple"),
+    (lambda parts: np.concatenate(parts).astype(str), "dtype <U"),
+])
+def test_combine_refuses_answers_of_the_wrong_type(wrong, message):
+    with pytest.raises(TypeError, match=message):
+        check.combine_chains(wrong)
+    with pytest.raises(TypeError, match="function itself"):
+        check.combine_chains(np.zeros((4, 7, 3)))
+
+
+def test_combine_rejects_the_first_part_only():
+    with pytest.raises(AssertionError, match=r"expected \(4, 7, 3\)"):
+        check.combine_chains(lambda parts: parts[0])
+
+
+def test_best_group_has_a_case_at_each_end_of_the_range():
+    """A search that stops one short of max_processes (range(1, max_processes)) is caught on the case whose best
+    group is the largest allowed; the smallest, 1, is some cases' answer too."""
+    wants = [(args[-1], want) for args, want in ex_processes_group_size.CASES]
+    assert any(want == most for most, want in wants) and any(want == 1 for _, want in wants)
+    with pytest.raises(AssertionError, match=r"one short of the largest group, 8.*range\(1, max_processes \+ 1\)"):
+        check.best_group(lambda d, b, pp, pd, c, m: _best(d, b, pp, pd, c, m - 1) if m > 1 else 1)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda *a: float(_best(*a)), r"returned 2\.0 \(float\); a group is a whole number of processes: return an int"),
+    (lambda *a: None, r"returned None \(NoneType\); it should return one number"),
+    (lambda *a: (_best(*a), 1.5), r"\(tuple\); it should return one number"),
+    (lambda *a: [_best(*a)], r"\(list\); it should return one number"),
+    (lambda *a: np.float64(_best(*a)), r"\(float64\); a group is a whole number"),
+])
+def test_best_group_refuses_answers_of_the_wrong_type(wrong, message):
+    with pytest.raises(TypeError, match=message):
+        check.best_group(wrong)
+
+
+def test_best_group_accepts_an_integer_jax_scalar(capsys):
+    import jax.numpy as jnp
+
+    check.best_group(lambda *a: jnp.asarray(_best(*a)))
+    assert "best_group: correct" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda *a: _header(*a).splitlines(), r"returned a list of 5 line\(s\); return them as one string"),
+    (lambda *a: None, "returned NoneType; return the #SBATCH lines as one string"),
+    (lambda *a: {"--nodes": a[0]}, "returned dict; return the #SBATCH lines as one string"),
+    (lambda *a: _header(*a).encode(), "returned bytes"),
+])
+def test_job_header_refuses_answers_of_the_wrong_type(wrong, message):
+    with pytest.raises(TypeError, match=message):
+        check.job_header(wrong)
+    with pytest.raises(TypeError, match="function itself"):
+        check.job_header(_header(2, 4, 64, 2_000_000, 2e-3, 90.0, 0.2))

@@ -254,3 +254,96 @@ def test_data_sent_once_rejects_an_unreasonable_pool(data):
     kwargs = {"processes": 10**6, "initializer": pools.set_worker_data, "initargs": (data,)}
     with pytest.raises(AssertionError, match="a few workers"):
         check.data_sent_once(pools.log_prob_worker_data, kwargs, data)
+
+
+# --- answers of the wrong type: WrongType (a TypeError and an AssertionError), never a crash of the check itself
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda r, m, k, c: str(_closed_form(r, m, k, c)), r"returned '.*' \(str\); it should return one number"),
+    (lambda r, m, k, c: {"cost": _closed_form(r, m, k, c)}, r"\(dict\); it should return one number"),
+    (lambda r, m, k, c: (_closed_form(r, m, k, c), r), r"\(tuple\); it should return one number"),
+    (lambda r, m, k, c: np.array([_closed_form(r, m, k, c) or 0.0]), r"\(ndarray\); it should return one number"),
+])
+def test_sharing_crossover_refuses_answers_of_the_wrong_type(wrong, message):
+    with pytest.raises(TypeError, match=message):
+        check.sharing_crossover(wrong)
+
+
+def test_sharing_crossover_and_cost_for_speedup_refuse_a_value_for_the_function():
+    with pytest.raises(TypeError, match=r"function itself.*got a float"):
+        check.sharing_crossover(_closed_form(0.6e-3, [32] + [16] * 8, 2, 2.0))
+    with pytest.raises(TypeError, match=r"function itself.*got a NoneType"):
+        check.cost_for_speedup(None)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda *a: f"{_speedup_search(*a)} s", r"\(str\); it should return one number"),
+    (lambda *a: {"cost": _speedup_search(*a)}, r"\(dict\); it should return one number"),
+    (lambda *a: (_speedup_search(*a), a[0]), r"\(tuple\); it should return one number"),
+])
+def test_cost_for_speedup_refuses_answers_of_the_wrong_type(wrong, message):
+    with pytest.raises(TypeError, match=message):
+        check.cost_for_speedup(wrong)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda th: None, "returned NoneType"),
+    (lambda th: numpy_solution(th).tolist(), "returned list"),
+    (lambda th: float(np.sum(numpy_solution(th, prior=False))), "a number for the whole batch"),
+    (lambda th: np.round(numpy_solution(th, prior=False)).astype(np.int64), "should be floats"),
+])
+def test_vectorized_refuses_answers_of_the_wrong_type(wrong, message):
+    with pytest.raises(TypeError, match=message):
+        check.vectorized_log_prob(wrong)
+
+
+def test_vectorized_refuses_values_for_the_function(batched):
+    with pytest.raises(TypeError, match="function itself.*got a ndarray"):
+        check.vectorized_log_prob(numpy_solution(np.zeros((3, 5))))
+    with pytest.raises(TypeError, match="JAX array"):
+        check.vectorized_log_prob(batched)
+
+
+def test_data_sent_once_names_initargs_without_the_comma(data):
+    """initargs=(data) is the data itself: the workers would die as they start and the pool time out."""
+    with pytest.raises(TypeError, match=r"initargs=\(data\) is data itself.*needs the comma, initargs=\(data,\)"):
+        check.data_sent_once(pools.log_prob_worker_data, dict(processes=2, initializer=pools.set_worker_data,
+                                                              initargs=(data)), data)
+
+
+def test_data_sent_once_names_initargs_the_initializer_cannot_take(data):
+    with pytest.raises(AssertionError, match=r"set_worker_data\(\*initargs\).*fails"):
+        check.data_sent_once(pools.log_prob_worker_data, dict(initializer=pools.set_worker_data, initargs=()), data)
+
+
+@pytest.mark.parametrize("log_prob_fn, pool_kwargs, message", [
+    (lambda data: -3.5, lambda data: dict(initializer=pools.set_worker_data,
+                                                                           initargs=(data,)),
+     "not its result"),
+    (lambda data: pools.log_prob_worker_data, lambda data: [("initializer", pools.set_worker_data)],
+     "dict of Pool keyword arguments, got list"),
+    (lambda data: pools.log_prob_worker_data, lambda data: dict(initializer=None, initargs=(data,)),
+     "not the result of calling it"),
+    (lambda data: pools.log_prob_worker_data,
+     lambda data: dict(initializer=pools.set_worker_data, initargs=data.tolist()[0]),
+     None),
+    (lambda data: pools.log_prob_worker_data, lambda data: dict(initializer=pools.set_worker_data, initargs=data[0, 0]),
+     r"initargs is a float64, not a tuple"),
+    (lambda data: pools.log_prob_worker_data, lambda data: dict(processes="2", initializer=pools.set_worker_data,
+                                                              initargs=(data,)),
+     r"processes='2' \(str\)"),
+])
+def test_data_sent_once_refuses_answers_of_the_wrong_type(data, log_prob_fn, pool_kwargs, message):
+    if message is None:  # a list of 50 numbers: the initializer takes one argument
+        with pytest.raises(AssertionError, match="fails"):
+            check.data_sent_once(log_prob_fn(data), pool_kwargs(data), data)
+        return
+    with pytest.raises(TypeError, match=message):
+        check.data_sent_once(log_prob_fn(data), pool_kwargs(data), data)
+
+
+def test_the_ensemble_checks_name_an_empty_error():
+    from parallel_mcmc.exercises.ensemble.ex_pools_spawn_data import _error_text
+
+    assert _error_text(AssertionError()) == "AssertionError, with no message"
+    assert _error_text(ValueError("bad")) == "ValueError: bad"

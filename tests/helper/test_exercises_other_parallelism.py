@@ -182,3 +182,78 @@ def test_next_temperature(log_likelihoods):
             match="too cautious|return 1")
     rejects(check.next_temperature, lambda v, lam: 1.0, log_likelihoods, match="too far")
     rejects(check.next_temperature, lambda v, lam: np.array([bisect(v, lam)] * 2), log_likelihoods, match="one number")
+
+
+# ---------------------------------------------------------------- answers of the wrong type: WrongType, a TypeError
+
+
+def test_sharded_gradient_refuses_answers_of_the_wrong_type(mesh, data):
+    X, y = data
+    density = density_of(mesh)
+
+    def log_density(b, X, y):
+        return jax.lax.psum(log_likelihood(b, X, y), "data") + log_prior(b)
+
+    value_and_grad = sharded(jax.value_and_grad(log_density), mesh, out=(P(), P()))
+    with pytest.raises(TypeError, match=r"returned a pair.*jax.value_and_grad.*Return the gradient only"):
+        check.sharded_gradient(value_and_grad, X, y, PRIOR_SD)
+
+    def nothing(b, X, y):
+        density(b, X, y)  # computed, then not returned
+
+    with pytest.raises(TypeError, match="returned NoneType; return the gradient"):
+        check.sharded_gradient(nothing, X, y, PRIOR_SD)
+    with pytest.raises(TypeError, match="function itself.*got a ArrayImpl"):
+        check.sharded_gradient(density(np.zeros(5, np.float32), X, y), X, y, PRIOR_SD)
+    with pytest.raises(TypeError, match="prior_sd must be .* one number; got NoneType"):
+        check.sharded_gradient(density, X, y, None)
+    with pytest.raises(TypeError, match="`X` should be the chapter's sharded jax.Array, got ndarray"):
+        check.sharded_gradient(density, np.asarray(X), y, PRIOR_SD)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda lp, b, parity: None, r"returned NoneType; return an array of one probability per replica"),
+    (lambda lp, b, parity: {"probabilities": right_pairs(lp, b, parity)}, r"returned dict"),
+    (lambda lp, b, parity: float(right_pairs(lp, b, parity)[parity]),
+     r"returned one number, .*; return one probability"),
+    (lambda lp, b, parity: (right_pairs(lp, b, parity), parity), r"returned tuple .*not an array of numbers"),
+])
+def test_pair_acceptance_refuses_answers_of_the_wrong_type(wrong, message):
+    with pytest.raises(TypeError, match=message):
+        check.pair_acceptance(wrong)
+    with pytest.raises(TypeError, match="function itself"):
+        check.pair_acceptance(np.zeros(4))
+
+
+def test_pair_acceptance_rejects_one_probability_per_pair():
+    rejects(check.pair_acceptance, lambda lp, b, parity: right_pairs(lp, b, parity)[parity:len(b) - 1:2],
+            match="one probability per replica")
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda v, lam: None, r"returned None \(NoneType\); it should return one number"),
+    (lambda v, lam: (bisect(v, lam), 0.5), r"\(tuple\); it should return one number"),
+    (lambda v, lam: str(bisect(v, lam)), r"\(str\); it should return one number"),
+])
+def test_next_temperature_refuses_answers_of_the_wrong_type(log_likelihoods, wrong, message):
+    with pytest.raises(TypeError, match=message):
+        check.next_temperature(wrong, log_likelihoods)
+
+
+def test_next_temperature_refuses_arguments_of_the_wrong_type(log_likelihoods):
+    with pytest.raises(TypeError, match="function itself.*got a float"):
+        check.next_temperature(bisect(log_likelihoods, 0.0), log_likelihoods)
+    with pytest.raises(TypeError, match="an array of numbers; got dict"):
+        check.next_temperature(bisect, {"loglik": log_likelihoods})
+
+
+def test_pair_acceptance_names_the_mistake_where_pairs_look_like_the_other_parity():
+    """Every pair of this case swaps for sure: giving the replicas without a partner 1 as well makes [1, 1, 1, 1],
+    the other parity's pairing too; the right pairs' values show the mistake is the lone replicas'."""
+    case = ([-1.0, -1.0, -1.0, -1.0], [1.0, 0.5, 0.25, 0.125], 1, [0.0, 1.0, 1.0, 0.0])
+    rejects(check.pair_acceptance, lambda lp, b, parity: np.ones(4), cases=[case],
+            match=r"replica\(s\) \[0, 3\] have no partner")
+    rejects(check.pair_acceptance, lambda lp, b, parity: np.log(np.maximum(right_pairs(lp, b, parity), 1e-300)),
+            match="negative numbers that are the logarithms")
+    rejects(check.pair_acceptance, lambda lp, b, parity: np.log(np.asarray(right_pairs(lp, b, parity), np.float64)),
+            match="logarithms? of the (right )?probabilities")

@@ -6,13 +6,28 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from parallel_mcmc.exercises.common import call, expect, passed
+from parallel_mcmc.exercises.common import WrongType, call, expect, expect_type, passed
 
 __all__ = ["combine_chains", "WRONG_ANSWERS"]
 
 
 # Joining each process's chains into one array (the grader's toy chapter in the tests uses this check too).
 CASES = [(2, 2), (3, 1, 2), (4,)]
+
+
+def _one_array(got: Any, num_parts: int, where: str) -> np.ndarray:
+    """``got`` as a NumPy array if it is one array of numbers (NumPy or JAX); :class:`WrongType` otherwise."""
+    if isinstance(got, (list, tuple)):
+        raise WrongType(
+            f"{where} returned a {type(got).__name__} of {len(got)} item(s), not one array"
+            + (": the parts as they came, not joined" if len(got) == num_parts else "")
+            + ". Join them into one (chains, draws, parameters) array: np.concatenate(parts, axis=0).")
+    expect_type(hasattr(got, "__array__") and hasattr(got, "shape"),
+                f"{where} returned {type(got).__name__}; return one array of shape (chains, draws, parameters).")
+    array = np.asarray(got)
+    expect_type(np.issubdtype(array.dtype, np.number),
+                f"{where} returned an array of dtype {array.dtype}; the chains' draws are numbers.")
+    return array
 
 
 def combine_chains(fn: Callable[[list], Any], cases: Sequence[Sequence[int]] | None = None, seed: int = 0) -> None:
@@ -38,15 +53,19 @@ def combine_chains(fn: Callable[[list], Any], cases: Sequence[Sequence[int]] | N
     ------
     AssertionError
         When the joined array has another shape or order than the chains.
+    TypeError (WrongType, also an AssertionError)
+        When ``fn`` is not a function, or returns something other than one array of numbers (a list of the
+        parts, ``None``).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.
     """
-    expect(callable(fn), "Pass your function itself, `combine`, not the result of calling it.")
+    expect_type(callable(fn), f"Pass your function itself, `combine`, not the result of calling it (got a "
+                              f"{type(fn).__name__}).")
     rng = np.random.default_rng(seed)
     for sizes in cases if cases is not None else CASES:
         parts = [rng.normal(size=(int(k), 7, 3)) for k in sizes]
         where = f"combine(parts) for parts of shapes {[p.shape for p in parts]}"
-        got = np.asarray(call(fn, [p.copy() for p in parts], what=where))
+        got = _one_array(call(fn, [p.copy() for p in parts], what=where), len(parts), where)
         if got.ndim == 4:
             raise AssertionError(
                 f"combine returned shape {got.shape}: it added an axis for the process. Chains from "

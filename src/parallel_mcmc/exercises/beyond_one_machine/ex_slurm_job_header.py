@@ -6,7 +6,7 @@ import math
 import shlex
 from typing import Any, Callable, Sequence
 
-from parallel_mcmc.exercises.common import call, expect, passed
+from parallel_mcmc.exercises.common import WrongType, call, expect, expect_type, passed
 
 __all__ = ["job_header", "sbatch_header_options", "slurm_seconds", "WRONG_ANSWERS"]
 
@@ -147,16 +147,23 @@ def job_header(fn: Callable[..., Any], cases: Sequence[tuple[tuple, dict]] | Non
     ------
     AssertionError
         When a header ``fn`` writes is wrong for its case; the message names the option.
+    TypeError (WrongType, also an AssertionError)
+        When ``fn`` is not a function, or returns something other than one string (a list of lines, a dict of
+        options, ``None``).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.
     """
-    expect(callable(fn), "Pass your function itself, `job_header`, not the header it returns.")
+    expect_type(callable(fn), f"Pass your function itself, `job_header`, not the header it returns (got a "
+                              f"{type(fn).__name__}).")
     for args, want in cases if cases is not None else CASES:
         nodes, gpus, cores, draws, per_draw, start_up, margin = args
         where = f"job_header({', '.join(f'{a:g}' if isinstance(a, float) else str(a) for a in args)})"
         text = call(fn, *args, what=where)
-        expect(isinstance(text, str), f"{where} returned {type(text).__name__}; return the #SBATCH lines as one "
-                                      "string, one option or more on each line.")
+        if isinstance(text, (list, tuple)) and all(isinstance(line, str) for line in text):
+            raise WrongType(f"{where} returned a {type(text).__name__} of {len(text)} line(s); return them as one "
+                            "string: '\\n'.join(lines).")
+        expect_type(isinstance(text, str), f"{where} returned {type(text).__name__}; return the #SBATCH lines as one "
+                                           "string, one option or more on each line.")
         options = sbatch_header_options(text)
         later = [line for line in text.splitlines()[1:] if line.strip().startswith("#SBATCH")]
         expect(bool(options) or not later,
@@ -232,6 +239,11 @@ def job_header(fn: Callable[..., Any], cases: Sequence[tuple[tuple, dict]] | Non
     passed("job_header")
 
 
+def _with_minutes(header: str, minutes: int) -> str:
+    """``header`` with its time limit set to ``minutes``."""
+    return "\n".join(f"#SBATCH --time={minutes}" if "--time" in line else line for line in header.splitlines())
+
+
 #: Plausible wrong answers the check must reject: (what is wrong, a function of the grader's reference answer
 #: that gives the wrong answer, a regular expression its message matches).
 WRONG_ANSWERS: list[tuple[str, Callable[[Callable[..., Any]], Any], str]] = [
@@ -244,4 +256,21 @@ WRONG_ANSWERS: list[tuple[str, Callable[[Callable[..., Any]], Any], str]] = [
     ('more cores than a node has',
      lambda right: lambda n, g, c, d, pd, s, m: right(n, g, g * c, d, pd, s, m),
      'would never start'),
+    ('the time limit rounded down',
+     lambda right: lambda n, g, c, d, pd, s, m: _with_minutes(right(n, g, c, d, pd, s, m),
+                                                             math.floor((s + d * pd) * (1 + m) / 60)),
+     'rounded down|less than'),
+    ('the start-up left out of the time limit',
+     lambda right: lambda n, g, c, d, pd, s, m: right(n, g, c, d, pd, 0.0, m),
+     'without the start-up|less than'),
+    ('one task per node',
+     lambda right: lambda n, g, c, d, pd, s, m: right(n, g, c, d, pd, s, m).replace(
+         f"--ntasks-per-node={g}", "--ntasks-per-node=1").replace(f"--cpus-per-task={c // g}", f"--cpus-per-task={c}"),
+     'one task per node'),
+    ('the job\'s tasks in all, not per node',
+     lambda right: lambda n, g, c, d, pd, s, m: right(n, g, c, d, pd, s, m).replace("--ntasks-per-node=", "--ntasks="),
+     'not --ntasks-per-node|--ntasks='),
+    ('the lines as a list',
+     lambda right: lambda n, g, c, d, pd, s, m: right(n, g, c, d, pd, s, m).splitlines(),
+     'one string'),
 ]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import reprlib
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from parallel_mcmc.measure.queue import pool_run_time
-from parallel_mcmc.exercises.common import as_float, call, expect, passed
+from parallel_mcmc._validate import is_number
+from parallel_mcmc.exercises.common import as_float, call, expect, expect_type, passed
 from ._shared import EMCEE_MAPS, maps_text
 
 __all__ = ["cost_for_speedup", "WRONG_ANSWERS"]
@@ -68,16 +70,23 @@ def cost_for_speedup(fn: Callable[..., Any], cases: Sequence[tuple] | None = Non
     ------
     AssertionError
         When a cost is off, or ``fn`` finds one where none reaches the speedup (or none where one does).
+    TypeError (WrongType, also an AssertionError)
+        When ``fn`` is not a function, or returns something other than one number or ``None``.
     NotImplementedError
         Passed on from the learner's function while it is still the stub.
     """
-    expect(callable(fn), "Pass your function itself, `cost_for_speedup`, not the cost it returns.")
+    expect_type(callable(fn), f"Pass your function itself, `cost_for_speedup`, not the cost it returns (got "
+                              f"a {type(fn).__name__}).")
     for case in cases if cases is not None else CASES:
         speedup, overhead, emcee, maps, workers, cores, master = case
         maps = [int(n) for n in maps]
         where = (f"cost_for_speedup({speedup:g}, {overhead:g}, {emcee:g}, {maps_text(maps)}, {workers}, {cores:g}, "
                  f"{master:g})")
         got = call(fn, speedup, overhead, emcee, list(maps), workers, cores, master, what=where)
+        expect_type(got is None or is_number(got),
+                    f"{where} returned {reprlib.repr(got)} ({type(got).__name__}); it should return one number, "
+                    "the cost in "
+                    "seconds, or None where no cost reaches the speedup.")
         want = _cost_for_speedup(speedup, overhead, emcee, maps, workers, cores, master)
         if want is None:
             if got is None:
@@ -124,4 +133,13 @@ WRONG_ANSWERS: list[tuple[str, Callable[[Callable[..., Any]], Any], str]] = [
     ('the break-even instead of the speedup asked',
      lambda right: lambda s, o, e, m, k, c, mc: right(1.0, o, e, m, k, c, mc),
      'break-even|reaches|return None'),
+    ('the speedup times the overhead',
+     lambda right: lambda s, o, e, m, k, c, mc: s * o,
+     'speedup times the overhead|reaches|return None'),
+    ('the overhead shared out among the workers',
+     lambda right: lambda s, o, e, m, k, c, mc: right(s, o / k, e, m, k, c, mc) or 1.0,
+     'shared the overhead|reaches|return None'),
+    ('infinity where no cost reaches the speedup',
+     lambda right: lambda s, o, e, m, k, c, mc: right(s, o, e, m, k, c, mc) or float("inf"),
+     'return None'),
 ]

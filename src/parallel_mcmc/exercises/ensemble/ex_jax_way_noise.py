@@ -7,7 +7,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from parallel_mcmc.models import sinusoid
-from parallel_mcmc.exercises.common import call, expect, passed
+from parallel_mcmc.exercises.common import WrongType, call, expect, expect_type, passed
 
 __all__ = ["vectorized_log_prob", "WRONG_ANSWERS"]
 
@@ -56,27 +56,32 @@ def vectorized_log_prob(fn: Callable[[np.ndarray], Any], cases: Sequence[tuple[A
     ------
     AssertionError
         When the log-densities ``fn`` gives for a batch of positions are wrong.
+    TypeError (WrongType, also an AssertionError)
+        When ``fn`` is not a function, or returns something other than a NumPy array of floats (a JAX array,
+        a list, ``None``, a number).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.
     """
-    expect(callable(fn), "Pass your function itself, not the result of calling it.")
+    expect_type(callable(fn), f"Pass your function itself, not the result of calling it (got a {type(fn).__name__}).")
     for thetas, want in cases if cases is not None else _fixed_log_prob_cases():
         thetas, want = np.array(thetas, dtype=float), np.asarray(want, dtype=float)
         n = thetas.shape[0]
         out = call(fn, thetas.copy(), what=f"your log-density on {n} walkers")
         if type(out).__module__.startswith("jax"):
-            raise AssertionError(
+            raise WrongType(
                 f"The function returned a {type(out).__name__}, a JAX array. emcee works on NumPy arrays: "
                 "convert the result with np.asarray(...) before returning it."
             )
-        expect(isinstance(out, np.ndarray), f"The function returned {type(out).__name__}; return a NumPy array.")
+        expect_type(isinstance(out, np.ndarray),
+                    f"The function returned {type(out).__name__} for {n} walkers; return a NumPy array of shape ({n},)"
+                    + (": a number for the whole batch is not one value per walker." if np.isscalar(out) else "."))
         expect(
             out.shape == (n,),
             f"For {n} walkers the function returned shape {out.shape}; emcee needs one value per walker, shape ({n},)."
             + (" Drop the extra axis (for example with out[:, 0] or by returning a scalar per walker)." if out.size == n else "")
             + (" Do not sum over the walkers." if out.size == 1 else ""),
         )
-        expect(np.issubdtype(out.dtype, np.floating), f"The values have dtype {out.dtype}; they should be floats.")
+        expect_type(np.issubdtype(out.dtype, np.floating), f"The values have dtype {out.dtype}; they should be floats.")
         outside = ~np.isfinite(want)
         expect(
             np.all(out[outside] == -np.inf),
@@ -102,6 +107,13 @@ def vectorized_log_prob(fn: Callable[[np.ndarray], Any], cases: Sequence[tuple[A
     passed("vectorized_log_prob")
 
 
+def _as_jax(values: np.ndarray) -> Any:
+    """``values`` as a JAX array, what a jitted function returns (JAX is imported only here)."""
+    import jax.numpy as jnp
+
+    return jnp.asarray(values)
+
+
 #: Plausible wrong answers the check must reject: (what is wrong, a function of the grader's reference answer
 #: that gives the wrong answer, a regular expression its message matches).
 WRONG_ANSWERS: list[tuple[str, Callable[[Callable[..., Any]], Any], str]] = [
@@ -111,4 +123,13 @@ WRONG_ANSWERS: list[tuple[str, Callable[[Callable[..., Any]], Any], str]] = [
     ('the n log(sigma) term left out',
      lambda right: lambda th: right(th) + sinusoid.NUM_POINTS * th[:, 4],
      r"n\*log\(sigma\)"),
+    ('0 instead of -inf outside the prior box',
+     lambda right: lambda th: np.nan_to_num(right(th), neginf=0.0),
+     'outside the prior'),
+    ('the JAX array returned as it is',
+     lambda right: lambda th: _as_jax(right(th)),
+     'JAX array'),
+    ('an extra axis: one column of values',
+     lambda right: lambda th: right(th)[:, None],
+     'Drop the extra axis'),
 ]

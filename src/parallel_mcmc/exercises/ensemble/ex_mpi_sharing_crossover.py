@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import reprlib
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from parallel_mcmc.exercises.common import as_float, call, expect, passed
+from parallel_mcmc._validate import is_number
+from parallel_mcmc.exercises.common import as_float, call, expect, expect_type, passed
 from ._shared import EMCEE_MAPS, maps_text
 
 __all__ = ["sharing_crossover", "WRONG_ANSWERS"]
@@ -51,14 +53,21 @@ def sharing_crossover(fn: Callable[..., Any], cases: Sequence[tuple] | None = No
     ------
     AssertionError
         When ``fn``'s crossover is wrong for a case: the message names the case and the slip it matches.
+    TypeError (WrongType, also an AssertionError)
+        When ``fn`` is not a function, or returns something other than one number or ``None``.
     NotImplementedError
         Passed on from the learner's function while it is still the stub.
     """
-    expect(callable(fn), "Pass your function itself, `sharing_crossover`, not the cost it returns.")
+    expect_type(callable(fn), f"Pass your function itself, `sharing_crossover`, not the cost it returns (got "
+                              f"a {type(fn).__name__}).")
     for overhead, maps, ranks, cores in cases if cases is not None else CASES:
         maps = [int(n) for n in maps]
         where = f"sharing_crossover({overhead:g}, {maps_text(maps)}, {ranks}, {cores:g})"
         got = call(fn, overhead, list(maps), ranks, cores, what=where)
+        expect_type(got is None or is_number(got),
+                    f"{where} returned {reprlib.repr(got)} ({type(got).__name__}); it should return one number, "
+                    "the cost in "
+                    "seconds of a log-probability, or None where the sharing never pays.")
         saved = _sharing_saved(maps, ranks, cores)
         if saved <= 0:
             if got is None:
@@ -104,4 +113,10 @@ WRONG_ANSWERS: list[tuple[str, Callable[[Callable[..., Any]], Any], str]] = [
     ('infinity where the sharing never pays',
      lambda right: lambda r, m, k, c: right(r, m, k, c) or float("inf"),
      'return None'),
+    ('the overhead over one map of tasks, as if the pool saved all their work',
+     lambda right: lambda r, m, k, c: r / m[-1],
+     'saved all their work|breaks even|return None'),
+    ('as if the tasks split evenly over the ranks',
+     lambda right: lambda r, m, k, c: len(m) * r / sum(n - n / k for n in m) if k > 1 else None,
+     'split evenly|core of its own|breaks even|return None'),
 ]

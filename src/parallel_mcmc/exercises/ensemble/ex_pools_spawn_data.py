@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import multiprocessing as mp
 import pickle
 from typing import Any, Callable, Sequence
@@ -10,13 +11,19 @@ import numpy as np
 from emcee.ensemble import _FunctionWrapper
 
 from parallel_mcmc.pools.workers import log_prob_with_data
-from parallel_mcmc.exercises.common import expect, importable, passed
+from parallel_mcmc.exercises.common import WrongType, expect, expect_type, importable, passed
 
 __all__ = ["data_sent_once", "WRONG_ANSWERS"]
 
 
 # A task of emcee holds the log-probability (with its args); more than this is data travelling.
 _SMALL_TASK_BYTES = 10_000
+
+
+def _error_text(err: BaseException) -> str:
+    """``Type: message`` of an exception, saying so where it has no message (a bare ``assert``, say)."""
+    text = str(err).strip()
+    return f"{type(err).__name__}: {text}" if text else f"{type(err).__name__}, with no message"
 
 
 def data_sent_once(
@@ -49,16 +56,43 @@ def data_sent_once(
     ------
     AssertionError
         When the data travel with every task, or the set-up does not work under ``spawn``.
+    TypeError (WrongType, also an AssertionError)
+        When an answer has the wrong type: ``log_prob_fn`` or the initializer not a function (the result of
+        calling one), ``pool_kwargs`` not a dict, ``initargs`` not a tuple (``(data)`` without the comma is
+        ``data`` itself), ``processes`` not a whole number.
     """
     data = np.asarray(data)
-    expect(callable(log_prob_fn), "log_prob_fn must be the function to give EnsembleSampler, not its result.")
-    expect(isinstance(pool_kwargs, dict), f"pool_kwargs must be a dict of Pool keyword arguments, got {type(pool_kwargs).__name__}.")
+    expect_type(callable(log_prob_fn),
+                f"log_prob_fn must be the function to give EnsembleSampler, not its result (got a "
+                f"{type(log_prob_fn).__name__}).")
+    expect_type(isinstance(pool_kwargs, dict),
+                f"pool_kwargs must be a dict of Pool keyword arguments, got {type(pool_kwargs).__name__}.")
+    if "initializer" in pool_kwargs:
+        initializer = pool_kwargs["initializer"]
+        expect_type(initializer is not None and callable(initializer),
+                    f"initializer={initializer!r} ({type(initializer).__name__}): give the function itself "
+                    "(initializer=set_worker_data), not the result of calling it; the pool calls it in each worker.")
+    if "initargs" in pool_kwargs:
+        initargs = pool_kwargs["initargs"]
+        if isinstance(initargs, np.ndarray):
+            raise WrongType(
+                f"initargs is an array of shape {initargs.shape}, not a tuple: initargs=(data) is data itself, "
+                "since brackets alone make no tuple. A tuple of one needs the comma, initargs=(data,); without it "
+                "each worker would call the initializer with every row of the data as an argument, fail as it "
+                "starts, and the pool would hang.")
+        expect_type(isinstance(initargs, (tuple, list)),
+                    f"initargs is a {type(initargs).__name__}, not a tuple: the pool calls initializer(*initargs). "
+                    "A tuple of one needs the comma: initargs=(data,).")
+    workers = pool_kwargs.get("processes")
+    expect_type(workers is None or isinstance(workers, (int, np.integer)) and not isinstance(workers, bool),
+                f"processes={workers!r} ({type(workers).__name__}): give the number of workers as a whole number "
+                "(the exercise asks for two).")
     task = _FunctionWrapper(log_prob_fn, list(args) if args else None, None)
     try:
         task_bytes = len(pickle.dumps(task))
     except Exception as err:  # a lambda, a local function, ...
         raise AssertionError(
-            f"emcee could not send this log-probability to a worker: pickling it failed ({err}). "
+            f"emcee could not send this log-probability to a worker: pickling it failed ({_error_text(err)}). "
             "Use a function defined at the top level of an importable module (such as parallel_mcmc.pools)."
         ) from None
     expect(
@@ -84,11 +118,20 @@ def data_sent_once(
         f"The initializer {getattr(initializer, '__qualname__', initializer)!r} is not importable by a spawned "
         "worker (it is defined in the notebook); use one from a module, such as parallel_mcmc.pools.",
     )
+    try:
+        inspect.signature(initializer).bind(*pool_kwargs.get("initargs", ()))
+    except TypeError as err:
+        raise AssertionError(
+            f"The pool would call {getattr(initializer, '__qualname__', initializer)}(*initargs) in each worker, "
+            f"and that call fails ({err}): each worker would die as it starts and the pool hang. Give initargs "
+            "what the initializer takes, as a tuple: initargs=(data,).") from None
+    except ValueError:  # a built-in without a signature: the pool will tell
+        pass
     unknown = set(pool_kwargs) - {"processes", "initializer", "initargs", "maxtasksperchild"}
     expect(not unknown, f"Unknown Pool keyword argument(s) {sorted(unknown)}; Pool takes processes, initializer, initargs.")
     workers = pool_kwargs.get("processes")
     expect(
-        workers is None or isinstance(workers, int) and not isinstance(workers, bool) and 1 <= workers <= 8,
+        workers is None or 1 <= int(workers) <= 8,
         f"processes={workers!r}: give the pool a few workers as a whole number (the exercise asks for two).",
     )
 
@@ -108,7 +151,8 @@ def data_sent_once(
             "to unpickle its task. Check that the initializer and log-probability come from a module."
         ) from None
     except Exception as err:
-        raise AssertionError(f"Calling the log-probability in a spawn worker failed: {type(err).__name__}: {err}") from None
+        raise AssertionError(f"Calling the log-probability in a spawn worker failed: {_error_text(err)}. Look at "
+                             "the log-probability and what the initializer leaves for it.") from None
     finally:
         pool.terminate()
         pool.join()

@@ -6,7 +6,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from parallel_mcmc.exercises.common import call, expect, passed
+from parallel_mcmc.exercises.common import WrongType, call, expect, expect_type, passed
 
 __all__ = ["pair_acceptance", "WRONG_ANSWERS"]
 
@@ -34,6 +34,22 @@ def _paired_as(got: np.ndarray, pairs: list, alone: list) -> bool:
     return all(abs(got[i] - got[j]) < 1e-6 for i, j in pairs) and all(got[i] == 0 for i in alone)
 
 
+def _probabilities(answer: Any, num_replicas: int, where: str) -> np.ndarray:
+    """``answer`` as a float64 array if it is an array (or list) of numbers; :class:`WrongType` otherwise."""
+    expect_type(answer is not None and not isinstance(answer, (str, bytes, dict)),
+                f"{where} returned {type(answer).__name__}; return an array of one probability per replica, "
+                f"shape ({num_replicas},).")
+    try:
+        got = np.asarray(answer, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise WrongType(f"{where} returned {type(answer).__name__} {answer!r:.80}, which is not an array of numbers; "
+                        f"return one probability per replica, shape ({num_replicas},).") from None
+    if got.ndim == 0:
+        raise WrongType(f"{where} returned one number, {got.item():.4g}; return one probability per replica, "
+                        f"shape ({num_replicas},), 0 for a replica without a partner this round.")
+    return got
+
+
 def pair_acceptance(fn: Callable[..., Any], cases: Sequence[tuple] | None = None) -> None:
     """Check ``fn(log_p, betas, parity)``: for each replica, the probability that it swaps this round.
 
@@ -58,21 +74,39 @@ def pair_acceptance(fn: Callable[..., Any], cases: Sequence[tuple] | None = None
     ------
     AssertionError
         When a swap probability is wrong: the message names the pair and the case.
+    TypeError (WrongType, also an AssertionError)
+        When ``fn`` is not a function, or returns something other than an array of numbers (``None``, a dict,
+        one number for all the replicas).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.
     """
-    expect(callable(fn), "Pass your function itself, `pair_acceptance`, not the probabilities it returns.")
+    expect_type(callable(fn), f"Pass your function itself, `pair_acceptance`, not the probabilities it returns "
+                              f"(got a {type(fn).__name__}).")
     for log_p, betas, parity, want in cases if cases is not None else CASES:
         log_p, betas = np.asarray(log_p, np.float64), np.asarray(betas, np.float64)
         want = np.asarray(want, np.float64)
         R = betas.size
         where = f"pair_acceptance(log_p, betas, parity={parity}) with {R} replicas"
-        got = np.asarray(call(fn, log_p.copy(), betas.copy(), parity, what=where), dtype=np.float64)
+        got = _probabilities(call(fn, log_p.copy(), betas.copy(), parity, what=where), R, where)
         expect(got.shape == (R,), f"{where} returned shape {got.shape}; return one probability per replica: ({R},).")
-        expect(bool(np.all(np.isfinite(got))), f"{where} returned {got}: not every entry is finite.")
         pairs, alone = _pairs(R, int(parity))
+        paired = [i for p in pairs for i in p]
+        if not np.all(np.isfinite(got)):
+            logs = bool(np.all(np.isneginf(got[alone]))) and bool(np.all(got[np.isfinite(got)] <= 1e-6))
+            raise AssertionError(
+                f"{where} returned {got.round(4)}: not every entry is finite"
+                + (": -inf where the probability is 0, as the logarithm of the probabilities gives it. Return the "
+                   "probabilities themselves (exp of the log-ratio, capped at 1)." if logs and alone else "."))
+        if np.any(got < -1e-6):
+            logs = np.all(got <= 1e-6) and np.allclose(np.exp(got[paired]), want[paired], rtol=1e-4)
+            raise AssertionError(
+                f"{where} returned {got.round(4)}: negative numbers"
+                + (" that are the logarithms of the right probabilities; return the probabilities." if logs else ".")
+            )
         other, other_alone = _pairs(R, 1 - int(parity))
-        if not _paired_as(got, pairs, alone) and _paired_as(got, other, other_alone) and np.any(got != 0):
+        right_pairs = bool(paired) and np.allclose(got[paired], want[paired], rtol=1e-4, atol=1e-7)
+        if (not _paired_as(got, pairs, alone) and _paired_as(got, other, other_alone) and np.any(got != 0)
+                and not right_pairs):
             raise AssertionError(
                 f"{where}: these are the pairs of the other parity. With parity {parity} the pairs are "
                 f"{pairs}: (i, i + 1) for i % 2 == parity."
@@ -84,13 +118,6 @@ def pair_acceptance(fn: Callable[..., Any], cases: Sequence[tuple] | None = None
             )
         if np.any(got > 1 + 1e-6):
             raise AssertionError(f"{where} returned {got.round(4)}: a probability above 1. Take min(1, ...) of the ratio.")
-        if np.any(got < -1e-6):
-            logs = np.all(got <= 1e-6) and np.allclose(np.exp(got[[i for p in pairs for i in p]]),
-                                                       want[[i for p in pairs for i in p]], rtol=1e-4)
-            raise AssertionError(
-                f"{where} returned {got.round(4)}: negative numbers"
-                + (" that are the logarithms of the right probabilities; return the probabilities." if logs else ".")
-            )
         for i, j in pairs:
             expect(abs(got[i] - got[j]) < 1e-6 * max(1.0, abs(got[i])),
                    f"{where}: replicas {i} and {j} are one pair and swap together, but got {got[i]:.4g} and {got[j]:.4g}.")
@@ -107,6 +134,15 @@ def pair_acceptance(fn: Callable[..., Any], cases: Sequence[tuple] | None = None
     passed("swap probabilities of parallel tempering")
 
 
+def _without_min(log_p: np.ndarray, betas: np.ndarray, parity: int) -> np.ndarray:
+    """The swap ratios of the pairs of ``parity``, not capped at 1 (the wrong answer the cap is for)."""
+    log_p, betas = np.asarray(log_p, np.float64), np.asarray(betas, np.float64)
+    out = np.zeros(betas.size)
+    for i in range(parity, betas.size - 1, 2):
+        out[i] = out[i + 1] = np.exp((betas[i] - betas[i + 1]) * (log_p[i + 1] - log_p[i]))
+    return out
+
+
 #: Plausible wrong answers the check must reject: (what is wrong, a function of the grader's reference answer
 #: that gives the wrong answer, a regular expression its message matches).
 WRONG_ANSWERS: list[tuple[str, Callable[[Callable[..., Any]], Any], str]] = [
@@ -116,4 +152,16 @@ WRONG_ANSWERS: list[tuple[str, Callable[[Callable[..., Any]], Any], str]] = [
     ('the ratio upside down',
      lambda right: lambda lp, b, parity: right(-lp, b, parity),
      'upside down|the swap probabilities are'),
+    ('the ratio without min(1, ...)',
+     lambda right: lambda lp, b, parity: _without_min(lp, b, parity),
+     'above 1'),
+    ('the logarithms of the probabilities',
+     lambda right: lambda lp, b, parity: np.log(np.maximum(right(lp, b, parity), 1e-300)),
+     'negative|not every entry is finite'),
+    ('a replica without a partner given 1, not 0',
+     lambda right: lambda lp, b, parity: np.where(right(lp, b, parity) == 0, 1.0, right(lp, b, parity)),
+     'no partner'),
+    ('one probability per pair, not per replica',
+     lambda right: lambda lp, b, parity: right(lp, b, parity)[parity:len(b) - 1:2],
+     'one probability per replica'),
 ]

@@ -6,7 +6,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from parallel_mcmc.exercises.common import call, expect, passed, traced_program, uses, check_rows_sharded
+from parallel_mcmc._validate import is_number
+from parallel_mcmc.exercises.common import (WrongType, call, check_rows_sharded, expect, expect_type, jax_module,
+                                            passed, traced_program, uses)
 
 __all__ = ["sharded_gradient", "WRONG_ANSWERS"]
 
@@ -38,7 +40,16 @@ def _gradient_verdict(got: Any, beta: np.ndarray, X: np.ndarray, y: np.ndarray, 
     likelihood = pieces.sum(axis=0)
     prior = -beta.astype(np.float64) / prior_sd**2
     want = likelihood + prior
-    got = np.asarray(got, dtype=np.float64)
+    if isinstance(got, tuple) and len(got) == 2 and np.ndim(got[0]) == 0:
+        raise WrongType(f"{where} returned a pair, ({type(got[0]).__name__}, {type(got[1]).__name__}): the value "
+                        "and the gradient, as jax.value_and_grad gives them. Return the gradient only (jax.grad).")
+    expect_type(got is not None and not isinstance(got, (str, bytes, dict)),
+                f"{where} returned {type(got).__name__}; return the gradient, an array of one entry per coefficient.")
+    try:
+        got = np.asarray(got, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise WrongType(f"{where} returned {type(got).__name__}, which is not an array of numbers; return the "
+                        "gradient, an array of one entry per coefficient.") from None
     d = beta.size
     if got.shape in ((num_devices, d), (num_devices * d,)) and num_devices > 1:
         raise AssertionError(
@@ -104,10 +115,20 @@ def sharded_gradient(fn: Callable[..., Any], X: Any, y: Any, prior_sd: float,
     ------
     AssertionError
         When the gradient is wrong, or is not computed from the sharded rows.
+    TypeError (WrongType, also an AssertionError)
+        When ``fn`` is not a function, ``X`` not a ``jax.Array``, ``prior_sd`` not a number, or ``fn`` returns
+        something other than an array of numbers (a (value, gradient) pair, ``None``).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.
     """
-    expect(callable(fn), "Pass your function itself, `sharded_gradient`, not the gradient it returns.")
+    expect_type(callable(fn), f"Pass your function itself, `sharded_gradient`, not the gradient it returns (got a "
+                              f"{type(fn).__name__}).")
+    expect_type(is_number(prior_sd), f"prior_sd must be the prior's standard deviation, one number; got "
+                                     f"{type(prior_sd).__name__}.")
+    jax = jax_module()
+    expect_type(isinstance(X, jax.Array),
+                f"`X` should be the chapter's sharded jax.Array, got {type(X).__name__}. Make it with "
+                "jax.device_put(X, NamedSharding(mesh, P('data'))).")
     mesh, axis = check_rows_sharded(X, "X")
     expect(float(prior_sd) > 0, f"prior_sd must be the prior's standard deviation (positive), got {prior_sd!r}.")
     program = traced_program(fn, (_BETAS[0], X, y), "sharded_gradient(beta, X, y)")

@@ -6,7 +6,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from parallel_mcmc.exercises.common import as_float, call, expect, passed
+from parallel_mcmc.exercises.common import WrongType, as_float, call, expect, expect_type, passed
 
 __all__ = ["next_temperature", "WRONG_ANSWERS"]
 
@@ -48,11 +48,19 @@ def next_temperature(fn: Callable[..., Any], log_likelihoods: Any, cases: Sequen
     ------
     AssertionError
         When the exponent ``fn`` finds is wrong for the particles' log-likelihoods.
+    TypeError (WrongType, also an AssertionError)
+        When ``fn`` is not a function, returns something other than one number (an array, a tuple, ``None``),
+        or ``log_likelihoods`` is not an array of numbers.
     NotImplementedError
         Passed on from the learner's function while it is still the stub.
     """
-    expect(callable(fn), "Pass your function itself, `next_temperature`, not the exponent it returns.")
-    base = np.asarray(log_likelihoods, np.float64).ravel()
+    expect_type(callable(fn), f"Pass your function itself, `next_temperature`, not the exponent it returns (got a "
+                              f"{type(fn).__name__}).")
+    try:
+        base = np.asarray(log_likelihoods, np.float64).ravel()
+    except (TypeError, ValueError):
+        raise WrongType(f"log_likelihoods should be the particles' log-likelihoods, an array of numbers; got "
+                        f"{type(log_likelihoods).__name__}.") from None
     expect(base.size >= 2 and bool(np.all(np.isfinite(base))),
            "log_likelihoods should be the particles' log-likelihoods: a finite array of at least two numbers.")
     for values, lam in [(base, 0.0), (base, 0.3), (base, 0.999999)] + [(np.asarray(v), float(l)) for v, l in cases or ()]:
@@ -89,4 +97,13 @@ WRONG_ANSWERS: list[tuple[str, Callable[[Callable[..., Any]], Any], str]] = [
     ('the increment, not the new exponent',
      lambda right: lambda v, lam: right(v, lam) - lam if right(v, lam) < 1 else 1.0,
      'not above lam|too cautious|too far|lies in'),
+    ('twice the step: too far',
+     lambda right: lambda v, lam: min(1.0, lam + 2 * (right(v, lam) - lam)),
+     'too far|return 1'),
+    ('always the exponent 1',
+     lambda right: lambda v, lam: 1.0,
+     'too far'),
+    ('the exponent as an array of one',
+     lambda right: lambda v, lam: np.array([right(v, lam)]),
+     'it should return one number'),
 ]
