@@ -49,6 +49,41 @@ def test_steps_to_pay_rejects_plausible_wrong_answers(wrong, message):
         check.steps_to_pay(wrong)
 
 
+def _pay_unraised(work, fixed, num_devices, cores, busy=1.0):
+    """The rule with a reading of cores_busy below 1 taken as it is (not raised to 1)."""
+    share = max(1 / num_devices, min(busy, cores) / cores)
+    return None if share >= 1 else math.floor(fixed / (work * (1 - share))) + 1
+
+
+def test_steps_to_pay_refuses_a_reading_below_one_taken_as_it_is():
+    with pytest.raises(AssertionError, match=r"takes the reading 0\.5 as it is.*counts as 1"):
+        check.steps_to_pay(_pay_unraised)
+    never = (5e-6, 1e-4, 4, 1.0, 0.5)  # one core, a piece keeps it busy: never pays, unless 0.5 is taken as it is
+    with pytest.raises(AssertionError, match=r"return None\. A piece keeps one core busy at least"):
+        check.steps_to_pay(_pay_unraised, cases=[never])
+    check.steps_to_pay(_pay, cases=[never])
+
+
+def test_steps_to_pay_has_a_case_that_pays_from_the_first_step():
+    def searched_from_two(w, f, d, c, b):  # a search that starts one too late
+        answer = _pay(w, f, d, c, b)
+        return None if answer is None else max(answer, 2)
+
+    with pytest.raises(AssertionError, match=r"returned 2; expected 1"):
+        check.steps_to_pay(searched_from_two)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda w, f, d, c, b: {"steps": _pay(w, f, d, c, b)}, r"returned \{'steps': 203\} \(dict\); it should return one number"),
+    (lambda w, f, d, c, b: str(_pay(w, f, d, c, b)), r"returned '203' \(str\)"),
+    (lambda w, f, d, c, b: (_pay(w, f, d, c, b), None), r"\(tuple\); it should return one number"),
+    (_pay(1e-6, 1.013e-4, 2, 2.0, 1.0), r"function itself, `steps_to_pay`, not the number it returns \(got int\)"),
+])
+def test_steps_to_pay_refuses_answers_of_the_wrong_type(wrong, message):
+    with pytest.raises(TypeError, match=message):
+        check.steps_to_pay(wrong)
+
+
 def test_steps_to_pay_rejects_a_value_and_names_own_errors():
     with pytest.raises(AssertionError, match="function itself"):
         check.steps_to_pay(203)
@@ -81,10 +116,22 @@ def test_placement_rejects_changed_values():
         check.placed_on_last_device(jax.device_put(v + 1, jax.devices()[-1]), v)
 
 
-def test_placement_rejects_a_numpy_array():
+def test_placement_rejects_the_device_before_the_last():
     v = jnp.linspace(0.0, 1.0, 5)
-    with pytest.raises(AssertionError, match="jax.Array"):
-        check.placed_on_last_device(list(v), v)
+    with pytest.raises(AssertionError, match="not on the last device"):
+        check.placed_on_last_device(jax.device_put(v, jax.devices()[len(jax.devices()) - 2]), v)
+
+
+@pytest.mark.parametrize("make, given", [
+    (lambda v: list(v), "list"),
+    (lambda v: np.asarray(v), "ndarray"),
+    (lambda v: jax.devices()[-1], "CpuDevice|Device"),
+    (lambda v: None, "NoneType"),
+])
+def test_placement_refuses_answers_of_the_wrong_type(make, given):
+    v = jnp.linspace(0.0, 1.0, 5)
+    with pytest.raises(TypeError, match=f"Expected a jax.Array, got ({given})"):
+        check.placed_on_last_device(make(v), v)
 
 
 def _layout(steps, step_seconds, num_devices, cores, inner):
@@ -153,8 +200,25 @@ _over_draws = _lockstep_slip(axis=1, all_chains_wide=False)
 def test_predict_sharded_rejects_plausible_wrong_answers(wrong, message):
     with pytest.raises(AssertionError, match=message):
         check.predict_sharded(wrong)
-    with pytest.raises(AssertionError, match="function itself"):
+    with pytest.raises(TypeError, match=r"function itself.*\(got float\)"):
         check.predict_sharded(1.0)
+
+
+def _per_device(steps, step_seconds, num_devices, cores, inner):
+    """Each device's time, the list the model's maximum is taken over, returned as it is."""
+    blocks = np.split(np.asarray(steps), num_devices)
+    return ([b.sum() * step_seconds[0] for b in blocks] if inner == "map"
+            else [b.max(axis=0).sum() * step_seconds[len(b) - 1] for b in blocks])
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (_per_device, r"returned \[.*\] \(list\); it should return one number"),
+    (lambda *a: None, r"returned None \(NoneType\)"),
+    (lambda *a: {"time": _layout(*a)}, r"\(dict\); it should return one number"),
+])
+def test_predict_sharded_refuses_answers_of_the_wrong_type(wrong, message):
+    with pytest.raises(TypeError, match=message):
+        check.predict_sharded(wrong)
 
 
 # --------------------------------------------------------------------------- bottleneck (the profiling page)
@@ -177,9 +241,26 @@ def test_bottleneck_accepts_the_sum_by_name(capsys):
     (lambda ev: max({e["name"] for e in ev}, key=lambda n: sum(e["name"] == n for e in ev)), "most frequent"),
     (lambda ev: _heaviest([e for e in ev if e["tid"] == ev[0]["tid"]]), "one thread only|longest single"),
     (lambda ev: "while.1", "no event's name"),
-    (lambda ev: 3, "string"),
-    (_heaviest([{"name": "x", "dur": 1.0}]), "function itself"),
 ])
 def test_bottleneck_rejects_wrong_answers(wrong, message):
     with pytest.raises(AssertionError, match=message):
+        check.bottleneck(wrong)
+
+
+def _totals(events):
+    totals = {}
+    for e in events:
+        totals[e["name"]] = totals.get(e["name"], 0.0) + e["dur"]
+    return totals
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda ev: 3, r"returned 3 \(int\); return the operation's name, a string"),
+    (lambda ev: max(_totals(ev).values()), r"\(float\); return the operation's name"),
+    (lambda ev: max(ev, key=lambda e: e["dur"]), r"\(dict\); return the operation's name"),
+    (lambda ev: None, r"returned None \(NoneType\)"),
+    (_heaviest([{"name": "x", "dur": 1.0}]), r"function itself.*\(got str\)"),
+])
+def test_bottleneck_refuses_answers_of_the_wrong_type(wrong, message):
+    with pytest.raises(TypeError, match=message):
         check.bottleneck(wrong)

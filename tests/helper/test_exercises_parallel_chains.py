@@ -50,14 +50,28 @@ def test_costliest_chain_names_the_learners_own_exception():
     (lambda s: (int(np.argmax(s.max(axis=1))), 0.1), "single longest draw"),
     (lambda s: (_costliest(s)[0], _costliest(s)[1] * s.max(axis=0).sum()), "steps saved"),
     (lambda s: (_costliest(s)[0], _costliest(s)[1] * s.max(axis=0).sum() / s.sum()), "all chains' steps"),
-    (lambda s: _costliest(s)[0], "two things"),
-    (lambda s: ((_costliest(s)[0] + 1) % s.shape[0], _costliest(s)[1]), "saves the most|most steps|single longest"),
+    (lambda s: ((_costliest(s)[0] + 1) % s.shape[0], _costliest(s)[1]),
+     "numbered from 0|saves the most|most steps|single longest"),
+    (lambda s: (_costliest(s)[0] + 1, _costliest(s)[1]), "numbered from 0"),
+    (lambda s: _costliest(s[:-1]) if _costliest(s)[0] == s.shape[0] - 1 else _costliest(s),  # range(num_chains - 1)
+     r"the best of chains 0 to 3: leaving out the last chain, 4, saves more .* range\(num_chains\)"),
+    (lambda s: (_costliest(s)[0], 100 * _costliest(s)[1]), "a percentage"),
 ])
 def test_costliest_chain_rejects_plausible_wrong_answers(wrong, message):
     with pytest.raises(AssertionError, match=message):
         check.costliest_chain(wrong)
-    with pytest.raises(AssertionError, match="function itself"):
-        check.costliest_chain((3, 0.1))
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda s: _costliest(s)[0], r"returned \d+ \(int\); return two things"),
+    (lambda s: {"chain": _costliest(s)[0], "share": _costliest(s)[1]}, r"\(dict\); return two things"),
+    (lambda s: None, r"returned None \(NoneType\); return two things"),
+    (lambda s: (_costliest(s)[0], [_costliest(s)[1]]), r"'s share returned \[.*\] \(list\); it should return one number"),
+    ((3, 0.1), r"function itself, `costliest_chain`, not its answer \(got tuple\)"),
+])
+def test_costliest_chain_refuses_answers_of_the_wrong_type(wrong, message):
+    with pytest.raises(TypeError, match=message):
+        check.costliest_chain(wrong)
 
 
 # --- 8 chains over 2 devices -------------------------------------------------------
@@ -122,6 +136,39 @@ def test_spread_rejects_the_books_runner(setup):
         check.spread_chains(positions, reference, runner, placed)
 
 
+def test_spread_rejects_the_books_runner_wrapped_in_the_learners_function(setup):
+    nuts, keys, states, mesh, reference = setup
+    placed = jax.device_put((keys, states), NamedSharding(mesh, P("chains")))
+    runner = ch.shard_map_runner(nuts.step, NUM_DRAWS, mesh, inner="map")
+    positions, _ = runner(*placed)  # run once: the wrapper's trace below comes from JAX's cache
+
+    def spread(keys, states):
+        return runner(keys, states)[0]
+
+    with pytest.raises(AssertionError, match=r"runs one of the book's runners .* inside your function"):
+        check.spread_chains(positions, reference, spread, placed)
+    with pytest.raises(AssertionError, match="one of the book's runners"):
+        check.spread_chains(positions, reference, jax.jit(lambda k, s: spread(k, s)), placed)
+    per_device = ch.sequential_runner(nuts.step, NUM_DRAWS)  # the book's loop over a device's chains, in the learner's shard_map
+    own_shard_map = jax.jit(jax.shard_map(lambda k, s: per_device(k, s)[0], mesh=mesh, in_specs=(P("chains"), P("chains")),
+                                          out_specs=P("chains"), check_vma=False))
+    with pytest.raises(AssertionError, match="one of the book's runners"):
+        check.spread_chains(own_shard_map(*placed), reference, own_shard_map, placed)
+
+
+def test_spread_refuses_answers_of_the_wrong_type(setup):
+    nuts, keys, states, mesh, reference = setup
+    placed = jax.device_put((keys, states), NamedSharding(mesh, P("chains")))
+    spread = _by_hand(nuts, mesh, "map")
+    positions = spread(*placed)
+    with pytest.raises(TypeError, match=r"not its result \(got dict\)"):
+        check.spread_chains(positions, reference, positions, placed)
+    with pytest.raises(TypeError, match=r"positions\['loc'\] is a ndarray, not a jax.Array"):
+        check.spread_chains({k: np.asarray(v) for k, v in positions.items()}, reference)
+    with pytest.raises(TypeError, match="positions dict.*got NoneType"):
+        check.spread_chains(None, reference)
+
+
 def test_spread_names_a_failure_while_tracing(setup):
     nuts, keys, states, mesh, reference = setup
     placed = jax.device_put((keys, states), NamedSharding(mesh, P("chains")))
@@ -169,7 +216,7 @@ def test_spread_rejects_draw_chain_axes_and_wrong_objects(setup):
     transposed = {k: jnp.asarray(v).T for k, v in reference.items()}
     with pytest.raises(AssertionError, match=r"\(draw, chain\)"):
         check.spread_chains(transposed, reference)
-    with pytest.raises(AssertionError, match="positions dict"):
+    with pytest.raises(TypeError, match="positions dict.*got tuple"):
         check.spread_chains((reference, None), reference)
 
 
@@ -191,8 +238,29 @@ def test_faster_rejects_the_slower_choice():
         check.faster_method("vmap", timings)
 
 
+def test_faster_rejects_a_choice_by_another_statistic():
+    """Medians decide; the best single time or the first call (compilation included) can point the other way."""
+    timings = {"vmap": Timing(label="vmap", times=(0.2, 1.0, 1.1), first_call=0.5),
+               "shard_map": Timing(label="shard_map", times=(0.6, 0.5, 0.7), first_call=3.0)}
+    by_min = min(timings, key=lambda n: min(timings[n].times))
+    by_first_call = min(timings, key=lambda n: timings[n].first_call)
+    assert by_min == by_first_call == "vmap"
+    with pytest.raises(AssertionError, match=r"your own measurements say 'shard_map' is faster .*medians"):
+        check.faster_method(by_min, timings)
+
+
+def test_faster_refuses_answers_of_the_wrong_type():
+    timings = {"vmap": _timing("vmap", [1.0, 1.1, 0.9]), "shard_map": _timing("shard_map", [0.6, 0.5, 0.7])}
+    with pytest.raises(TypeError, match=r"a string, one of \['shard_map', 'vmap'\]; got Timing \(a Timing: pass its name"):
+        check.faster_method(timings["shard_map"], timings)
+    with pytest.raises(TypeError, match="got NoneType"):
+        check.faster_method(None, timings)
+    with pytest.raises(TypeError, match="timings must be a dict .*got list"):
+        check.faster_method("vmap", list(timings.values()))
+
+
 def test_faster_rejects_unmeasured_or_thin_evidence():
-    with pytest.raises(AssertionError, match="time_call"):
+    with pytest.raises(TypeError, match="time_call"):
         check.faster_method("a", {"a": 0.5, "b": 1.0})
     with pytest.raises(AssertionError, match="at least 3"):
         check.faster_method("a", {"a": _timing("a", [0.5]), "b": _timing("b", [1.0])})
@@ -241,8 +309,17 @@ def _interleaved(s, g):
 def test_grouped_efficiency_rejects_plausible_wrong_answers(wrong, message):
     with pytest.raises(AssertionError, match=message):
         check.grouped_efficiency(wrong)
-    with pytest.raises(AssertionError, match="function itself"):
-        check.grouped_efficiency(0.5)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda s, g: [b.sum() / (b.shape[0] * b.max(axis=0).sum()) for b in np.split(s, g)],
+     r"\(list\); it should return one number"),
+    (lambda s, g: None, r"returned None \(NoneType\)"),
+    (0.5, r"function itself.*\(got float\)"),
+])
+def test_grouped_efficiency_refuses_answers_of_the_wrong_type(wrong, message):
+    with pytest.raises(TypeError, match=message):
+        check.grouped_efficiency(wrong)
 
 
 # --- state machine speedup -------------------------------------------------------
@@ -274,8 +351,16 @@ def test_machine_speedup_on_a_given_case():
 def test_machine_speedup_rejects_plausible_wrong_answers(wrong, message):
     with pytest.raises(AssertionError, match=message):
         check.machine_speedup(wrong)
-    with pytest.raises(AssertionError, match="function itself"):
-        check.machine_speedup(1.5)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda L, s, i: L.max(axis=0) * s / (L.sum(axis=1).max() * i), r"\(ndarray\); it should return one number"),
+    (lambda L, s, i: None, r"returned None \(NoneType\)"),
+    (1.5, r"function itself.*\(got float\)"),
+])
+def test_machine_speedup_refuses_answers_of_the_wrong_type(wrong, message):
+    with pytest.raises(TypeError, match=message):
+        check.machine_speedup(wrong)
 
 
 # --- time to a target ------------------------------------------------------------
@@ -336,10 +421,20 @@ def test_time_to_target_on_a_given_case():
     (lambda e, c, r, t, m, w, s: None if r > 1.01 else _to_target(e, c, 1.0, t, m, w, s), "Return None"),
     (lambda e, c, r, t, m, w, s: None, "is below 1.01"),
     (lambda e, c, r, t, m, w, s: _to_target(e, c, r, t, m, w, s) or [][0], "rather than raise"),
-    (lambda e, c, r, t, m, w, s: _right_draws(e, c, t, m), "return two things"),
 ])
 def test_time_to_target_rejects_plausible_wrong_answers(wrong, message):
     with pytest.raises(AssertionError, match=message):
         check.time_to_target(wrong)
-    with pytest.raises(AssertionError, match="function itself"):
-        check.time_to_target((968, 0.55))
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda e, c, r, t, m, w, s: _right_draws(e, c, t, m), r"returned 968 \(int\); return two things"),
+    (lambda e, c, r, t, m, w, s: None if r >= 1.01 else dict(zip(("draws", "seconds"), _to_target(e, c, r, t, m, w, s))),
+     r"\(dict\); return two things"),
+    (lambda e, c, r, t, m, w, s: None if r >= 1.01 else (str(_right_draws(e, c, t, m)), 0.5),
+     r"'s draws returned '968' \(str\); it should return one number"),
+    ((968, 0.55), r"function itself.*\(got tuple\)"),
+])
+def test_time_to_target_refuses_answers_of_the_wrong_type(wrong, message):
+    with pytest.raises(TypeError, match=message):
+        check.time_to_target(wrong)

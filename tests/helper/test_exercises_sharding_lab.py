@@ -11,12 +11,21 @@ from jax.sharding import AxisType, NamedSharding
 from parallel_mcmc import measure
 from parallel_mcmc.devices import physical_cores
 from parallel_mcmc.exercises import sharding_lab as check
+from parallel_mcmc.exercises.common import WrongType
 from parallel_mcmc.models import regression
 from parallel_mcmc.models.regression import logistic_log_likelihood as log_likelihood
 from rejecting import rejects, require_eight_devices
 
 P = jax.P
 require_eight_devices()
+
+
+def wrong_type(fn, *args, match: str, **kwargs) -> None:
+    """``fn(*args, **kwargs)`` refuses an answer of the wrong type: a ``WrongType`` (a ``TypeError`` that the
+    grader reports as a failed check) whose message matches ``match``, never a crash of the check's own code."""
+    with pytest.raises(TypeError, match=match) as err:
+        fn(*args, **kwargs)
+    assert isinstance(err.value, WrongType)
 
 
 # ---------------------------------------------------------------- meshes and data
@@ -82,6 +91,15 @@ def test_place_on_mesh(xy, A):
     rejects(check.place_on_mesh, jax.device_put(A + 1, NamedSharding(xy, P("x", "y"))), A, xy, match="values")
 
 
+def test_place_on_mesh_more_wrong_answers_and_types(xy, A):
+    # only the rows split: the columns left whole
+    rejects(check.place_on_mesh, jax.device_put(A, NamedSharding(xy, P("x"))), A, xy, match="columns over 'y'")
+    A_sh = jax.device_put(A, NamedSharding(xy, P("x", "y")))
+    wrong_type(check.place_on_mesh, A, A, xy, match=r"jax.Array, got ndarray. A NumPy array lives on no device")
+    wrong_type(check.place_on_mesh, None, A, xy, match="jax.Array, got NoneType")
+    wrong_type(check.place_on_mesh, A_sh, A, dict(xy.shape), match="jax.sharding.Mesh.*dict")
+
+
 def test_inspect_sharding(xy, A):
     A_sh = jax.device_put(A, NamedSharding(xy, P("x", "y")))
     check.inspect_sharding(A_sh, A_sh.devices(), (2, 4))
@@ -90,6 +108,18 @@ def test_inspect_sharding(xy, A):
     rejects(check.inspect_sharding, A_sh, A_sh.devices(), (4, 2), match="block")
     rejects(check.inspect_sharding, A_sh, {jax.devices()[0]}, (2, 4), match="devices")
     rejects(check.inspect_sharding, jax.device_put(A, NamedSharding(xy, P("x"))), A_sh.devices(), (2, 16), match="P\\('x', 'y'\\)")
+
+
+def test_inspect_sharding_more_wrong_answers_and_types(xy, A):
+    A_sh = jax.device_put(A, NamedSharding(xy, P("x", "y")))
+    check.inspect_sharding(A_sh, A_sh.sharding.device_set, np.array([2, 4]))
+    rejects(check.inspect_sharding, A_sh, A_sh.devices(), (4, 2), match="rows and the columns swapped")
+    rejects(check.inspect_sharding, A_sh, {d.id for d in A_sh.devices()}, (2, 4), match="device ids")
+    wrong_type(check.inspect_sharding, A_sh, len(A_sh.devices()), (2, 4), match=r"set of the devices.*\(int\)")
+    wrong_type(check.inspect_sharding, A_sh, A_sh.devices, (2, 4), match="method not called")
+    wrong_type(check.inspect_sharding, A_sh, A_sh.devices(), None, match="tuple of whole numbers.*NoneType")
+    wrong_type(check.inspect_sharding, A_sh, A_sh.devices(), "2 x 4", match="tuple of whole numbers.*str")
+    wrong_type(check.inspect_sharding, A_sh, A_sh.devices(), 8, match="tuple of whole numbers.*int")
 
 
 RIGHT_SPECS = {
@@ -112,6 +142,22 @@ def test_partition_specs(xy):
     rejects(check.partition_specs, missing, xy, (4, 16), match="no entry")
 
 
+def test_partition_specs_more_wrong_answers_and_types(xy):
+    # copies counted as the number of distinct blocks
+    rejects(check.partition_specs, {**RIGHT_SPECS, P("x", None): ((2, 16), 2)}, xy, (4, 16), match="P\\('x', None\\).*copies")
+    # every device counted as holding a copy
+    rejects(check.partition_specs, {**RIGHT_SPECS, P("x", "y"): ((2, 4), 8)}, xy, (4, 16), match="copies")
+    wrong_type(check.partition_specs, list(RIGHT_SPECS.items()), xy, (4, 16), match="should be a dict.*list")
+    wrong_type(check.partition_specs, {str(k): v for k, v in RIGHT_SPECS.items()}, xy, (4, 16),
+               match=r"\(str\) of `predictions` should be the PartitionSpec itself")
+    wrong_type(check.partition_specs, {**RIGHT_SPECS, P("x", "y"): (2, 4)}, xy, (4, 16),
+               match="first item should be the block's shape.*int")
+    wrong_type(check.partition_specs, {**RIGHT_SPECS, P("x", "y"): ((2, 4), None)}, xy, (4, 16),
+               match="number of copies.*NoneType")
+    wrong_type(check.partition_specs, {**RIGHT_SPECS, P("x", "y"): (2, 4, 1)}, xy, (4, 16), match="a pair")
+    wrong_type(check.partition_specs, RIGHT_SPECS, xy, None, match="`shape` should be.*NoneType")
+
+
 # ---------------------------------------------------------------- chapter 2
 
 
@@ -125,6 +171,25 @@ def test_auto_shardings(xy):
     rejects(check.auto_shardings, B_rep, C, xy, P("x", "y"), P(None, "y"), match="replicated")
     B_y = jax.device_put(np.ones((4, 8), np.float32), NamedSharding(xy, P(None, "y")))
     rejects(check.auto_shardings, B_y, C, xy, P("x", "y"), P(None, "y"), match="mesh axis 'x'")
+
+
+def test_auto_shardings_more_wrong_answers_and_types(xy, xy_explicit):
+    B = jax.device_put(np.ones((4, 8), np.float32), NamedSharding(xy, P("x", None)))
+    C = jax.device_put(np.ones((4, 8), np.float32), NamedSharding(xy, P(None, "y")))
+    C_x = jax.device_put(np.ones((4, 8), np.float32), NamedSharding(xy, P(None, "x")))
+    rejects(check.auto_shardings, B, C_x, xy, P("x", "y"), P(None, "y"), match="`C`.*mesh axis 'y'")
+    # the matrix product predicted as the elementwise sum: rows over 'x' too
+    rejects(check.auto_shardings, B, C, xy, P("x", "y"), P("x", None), match="B.T @ C")
+    # C on a mesh with other axis types: the check's own computation cannot run, and says why
+    C_explicit = jax.device_put(np.ones((4, 8), np.float32), NamedSharding(xy_explicit, P(None, "y")))
+    rejects(check.auto_shardings, B, C_explicit, xy, P("x", "y"), P(None, "y"), match="cannot be added.*chapter's `mesh`")
+    # a mesh axis the mesh does not have
+    rejects(check.auto_shardings, B, C, xy, P("z"), P(None, "y"), match="not a valid PartitionSpec for the mesh: JAX says: .*z")
+    wrong_type(check.auto_shardings, B, C, xy, "P('x', 'y')", P(None, "y"), match="PartitionSpec, P.*str")
+    wrong_type(check.auto_shardings, B, C, xy, NamedSharding(xy, P("x", "y")), P(None, "y"), match=r"\.spec")
+    wrong_type(check.auto_shardings, B, C, xy, P("x", "y"), None, match="B.T @ C.*NoneType")
+    wrong_type(check.auto_shardings, np.ones((4, 8), np.float32), C, xy, P("x", "y"), P(None, "y"),
+               match="`B` should be a jax.Array")
 
 
 def test_data_parallel_log_likelihood(data_mesh):
@@ -147,7 +212,12 @@ def test_data_parallel_log_likelihood(data_mesh):
     # the program of the unsharded call: no all-reduce
     one_program = value_and_grad.lower(beta, X, y).compile().as_text()
     rejects(check.data_parallel_log_likelihood, value, grad, br, Xs, ys, one_program, match="no all-reduce")
-    rejects(check.data_parallel_log_likelihood, value, grad, br, Xs, ys, value_and_grad, match="text of the compiled")
+    wrong_type(check.data_parallel_log_likelihood, value, grad, br, Xs, ys, value_and_grad, match="text of the compiled")
+    wrong_type(check.data_parallel_log_likelihood, value, grad, br, Xs, ys, value_and_grad.lower(br, Xs, ys).compile(),
+               match="compiled.*itself; give its text")
+    wrong_type(check.data_parallel_log_likelihood, float(value), grad, br, Xs, ys, program,
+               match="`value` should be a jax.Array, got float")
+    wrong_type(check.data_parallel_log_likelihood, value, grad, br, X, ys, program, match="`X` should be a jax.Array")
     # a program that gathers the data first
     everywhere = jax.lax.with_sharding_constraint if data_mesh.axis_types[0] == AxisType.Auto else jax.reshard
     with jax.set_mesh(data_mesh):
@@ -186,6 +256,19 @@ def test_explicit_product(xy_explicit, xy):
     rejects(check.explicit_product, a, b_x, prod, "float32[4@x,8@x]", match="mesh axis 'y'")
     a_auto = jax.device_put(np.arange(4.0, dtype=np.float32).reshape(4, 1), NamedSharding(xy, P("x", None)))
     rejects(check.explicit_product, a_auto, b, prod, "float32[4@x,8@y]", match="Explicit")
+
+
+def test_explicit_product_more_wrong_answers_and_types(xy_explicit):
+    a = jax.device_put(np.arange(4.0, dtype=np.float32).reshape(4, 1), NamedSharding(xy_explicit, P("x", None)))
+    b = jax.device_put(np.arange(8.0, dtype=np.float32).reshape(1, 8), NamedSharding(xy_explicit, P(None, "y")))
+    prod = a * b
+    check.explicit_product(a, b, prod, "'float32[4@x,8@y]'")  # the quotes of its repr
+    rejects(check.explicit_product, a, b, prod, "float32[4@y,8@x]", match="mesh axes swapped")
+    rejects(check.explicit_product, a, b, prod, "float32[2,2]", match="one device's block")
+    rejects(check.explicit_product, a, b, a + b, "float32[4@x,8@y]", match="elementwise product")
+    wrong_type(check.explicit_product, a, b, prod, jax.typeof(prod), match="type object.*as a string")
+    wrong_type(check.explicit_product, a, b, prod, None, match="should be a string.*NoneType")
+    wrong_type(check.explicit_product, a, b, np.asarray(prod), "float32[4@x,8@y]", match="`prod` should be a jax.Array")
 
 
 def printing(fn):
@@ -231,6 +314,12 @@ def test_explicit_log_likelihood(explicit_data_mesh, data_mesh):
         fixed = printing(lambda b, X, y: formula(br, X, y, out_sharding=P()))
         check.explicit_log_likelihood(fixed, br, Xs, ys, program)
         rejects(check.explicit_log_likelihood, fixed, br, Xs, ys, program, cases=betas, match=r"fn\(beta=\[0.1")
+        # the function's output where the function belongs, a dict of the two, the compiled object as the program
+        wrong_type(check.explicit_log_likelihood, right(br, Xs, ys), br, Xs, ys, program, match=r"\(tuple\), not a function: pass the function itself")
+        as_dict = printing(lambda b, X, y: dict(zip(("value", "grad"), formula(b, X, y, out_sharding=P()))))
+        wrong_type(check.explicit_log_likelihood, as_dict, br, Xs, ys, program, match="returned.*dict.*two values")
+        wrong_type(check.explicit_log_likelihood, right, br, Xs, ys, right.lower(br, Xs, ys).compile(),
+                   match="give its text")
     # the data replicated
     X_rep = jax.device_put(X, NamedSharding(explicit_data_mesh, P()))
     rejects(check.explicit_log_likelihood, right, br, X_rep, ys, program, match="replicated")
@@ -265,6 +354,13 @@ def test_shard_map_row_terms(data_mesh):
     fixed = on_rows(lambda b, X, y: row_terms(beta, X, y), data_mesh, P("data"), check_vma=False)
     check.shard_map_row_terms(fixed, br, Xs, ys)
     rejects(check.shard_map_row_terms, fixed, br, Xs, ys, cases=betas, match=r"fn\(beta=\[0.1")
+    # wrong types: the terms themselves, the terms beside their sum, the terms in a dict
+    wrong_type(check.shard_map_row_terms, right(br, Xs, ys), br, Xs, ys, match=r"\(ArrayImpl\), not a function")
+    both = on_rows(lambda b, X, y: (row_terms(b, X, y), jax.lax.psum(jnp.sum(row_terms(b, X, y)), "data")), data_mesh,
+                   (P("data"), P()))
+    wrong_type(check.shard_map_row_terms, both, br, Xs, ys, match="returned.*tuple.*one array")
+    wrong_type(check.shard_map_row_terms, lambda b, X, y: {"terms": right(b, X, y)}, br, Xs, ys,
+               match=r"returned \{'terms': .*\(dict\); return one array")
 
 
 def local_formula(b, X, y):
@@ -315,6 +411,13 @@ def test_shard_map_log_likelihood(data_mesh):
     # the data replicated
     X_rep = jax.device_put(X, NamedSharding(data_mesh, P()))
     rejects(check.shard_map_log_likelihood, right, br, X_rep, ys, match="replicated")
+    # wrong types: the output where the function belongs, a dict, the log-likelihood alone
+    wrong_type(check.shard_map_log_likelihood, right(br, Xs, ys), br, Xs, ys, match=r"\(tuple\), not a function: pass the function itself")
+    as_dict = on_rows(lambda b, X, y: dict(zip(("value", "grad"), jax.lax.psum(local_formula(b, X, y), "data"))),
+                      data_mesh, {"value": P(), "grad": P()})
+    wrong_type(check.shard_map_log_likelihood, as_dict, br, Xs, ys, match="returned.*dict.*two values")
+    alone = on_rows(lambda b, X, y: jax.lax.psum(local_formula(b, X, y)[0], "data"), data_mesh, P())
+    wrong_type(check.shard_map_log_likelihood, alone, br, Xs, ys, match="returned.*ArrayImpl.*two values")
 
 
 # ---------------------------------------------------------------- chapter 5
@@ -342,6 +445,13 @@ def test_sharded_training(data_mesh):
     rejects(check.sharded_training, x_rep, ys, ps, good, match="replicated")
     rejects(check.sharded_training, xs, ys, params, good, match="jax.Array")
     rejects(check.sharded_training, xs, ys, jax.tree_util.tree_map(jnp.asarray, params), good, match="one device")
+    # the update climbs the loss (a + where a - belongs)
+    rejects(check.sharded_training, xs, ys, ps, good[::-1], match="went up.*Subtract the gradient")
+    wrong_type(check.sharded_training, xs, ys, ps, None, match="`losses` is None.*numbers")
+    wrong_type(check.sharded_training, xs, ys, ps, {"step 0": 1.0, "step 1": 0.2}, match="`losses` is.*dict")
+    wrong_type(check.sharded_training, xs, ys, ps, lambda *a: good, match="pass the losses the training returned")
+    wrong_type(check.sharded_training, x, ys, ps, good, match="`x_sh` should be a jax.Array, got ndarray")
+    wrong_type(check.sharded_training, xs, ys, None, good, match=r"`params_rep` is None \(NoneType\) and holds no arrays")
 
 
 def planted(label: str, seconds: float, cores_busy: float, repeats: int = 5) -> measure.Timing:
@@ -369,6 +479,13 @@ def test_timing_comparison_takes_the_ideal_from_the_cores_one_device_keeps_busy(
     check.timing_comparison(measure.speedup(single, cand, min(8, cores)), xs)
     no_cpu = measure.Timing("1 device", base.times, base.first_call)
     rejects(check.timing_comparison, measure.speedup(no_cpu, cand, right), xs, match="no CPU times")
+    if cores > 1:  # the baseline and the candidate swapped, the ideal worked out from the one-device timing
+        rejects(check.timing_comparison, measure.speedup(cand, base, right), xs,
+                match=rf"baseline and the candidate are swapped.*kept {cores:.2f} cores busy and the candidate {busy:.2f}")
+    wrong_type(check.timing_comparison, base, xs, match="one Timing; time the step on both")
+    wrong_type(check.timing_comparison, measure.Speedup(base, cand, None), xs, match="`result.ideal` should be a number")
+    wrong_type(check.timing_comparison, measure.speedup(base, cand, right), np.ones((64, 1)),
+               match="`x_sh` should be a jax.Array, got ndarray")
 
 
 def test_timing_comparison_rejects_bad_timings(data_mesh):
@@ -381,7 +498,7 @@ def test_timing_comparison_rejects_bad_timings(data_mesh):
     rejects(check.timing_comparison, measure.speedup(base, base, ideal), xs, match="same timing")
     few = measure.time_call(f, xs, repeats=1)
     rejects(check.timing_comparison, measure.speedup(base, few, ideal), xs, match="at least 3")
-    rejects(check.timing_comparison, 1.0, xs, match="measure.speedup")
+    wrong_type(check.timing_comparison, 1.0, xs, match="measure.speedup.*float")
     x_rep = jax.device_put(np.asarray(xs), NamedSharding(data_mesh, P()))
     rejects(check.timing_comparison, measure.speedup(base, cand, ideal), x_rep, match="replicated")
 
@@ -446,8 +563,24 @@ def test_device_trips_on_a_given_case():
 def test_device_trips_rejects_plausible_wrong_answers(wrong, message):
     with pytest.raises(AssertionError, match=message):
         check.device_trips(wrong)
-    with pytest.raises(AssertionError, match="function itself"):
-        check.device_trips(_trips(np.ones((2, 2)), 2))
+    wrong_type(check.device_trips, _trips(np.ones((2, 2)), 2), match="not a function: pass the function itself")
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda s, d: None, "returned None.*two arrays"),
+    (lambda s, d: {"jit": _trips(s, d)[0], "shard_map": _trips(s, d)[1]}, "returned.*dict.*two arrays"),
+    (lambda s, d: ("jit", "shard_map"), "A count .* is 'jit' \\(str\\)"),
+])
+def test_device_trips_refuses_answers_of_the_wrong_type(wrong, message):
+    wrong_type(check.device_trips, wrong, match=message)
+
+
+def test_device_trips_names_a_split_that_puts_the_rest_on_the_last_device():
+    def rest_last(s, d):
+        k = len(s) // d
+        return _trips(s, d)[0], [s[i * k:(i + 1) * k if i < d - 1 else len(s)].max(axis=0).sum() for i in range(d)]
+
+    rejects(check.device_trips, rest_last, match="split otherwise.*first devices taking one more")
 
 
 # ---------------------------------------------------------------- two axes: predicted collectives
@@ -497,8 +630,6 @@ def test_predicted_collectives_accepts_the_solution_in_any_order(program_4x2, ca
     ([("all-reduce", "model", 2048), ("all-reduce", "data", 4), ("reduce-scatter", "data", 256)], "2048 bytes"),
     ([("psum", "model", 1024), ("psum", "data", 4), ("psum_scatter", "data", 256)], "not a collective's name"),
     ([("all-reduce", "x", 1024), ("all-reduce", "data", 4), ("reduce-scatter", "data", 256)], "not an axis"),
-    ([("all-reduce", "model")], "triple"),
-    ("all-reduce", "list of"),
     ([("all-reduce", "model", 1024.5), ("all-reduce", "data", 4), ("reduce-scatter", "data", 256)], "whole number"),
 ])
 def test_predicted_collectives_rejects_plausible_wrong_answers(program_4x2, wrong, message):
@@ -506,9 +637,26 @@ def test_predicted_collectives_rejects_plausible_wrong_answers(program_4x2, wron
     rejects(check.predicted_collectives, wrong, program, shape, match=message)
 
 
+@pytest.mark.parametrize("wrong, message", [
+    ([("all-reduce", "model")], "triple"),
+    ("all-reduce", "list of"),
+    ({"all-reduce": 1028, "reduce-scatter": 256}, "list of.*dict"),
+    ([("all-reduce", ("data", "model"), 1024), ("all-reduce", "data", 4), ("reduce-scatter", "data", 256)],
+     "should be strings"),
+    ([("all-reduce", "model", "1 KiB"), ("all-reduce", "data", 4), ("reduce-scatter", "data", 256)], "a number of bytes"),
+])
+def test_predicted_collectives_refuses_answers_of_the_wrong_type(program_4x2, wrong, message):
+    program, shape = program_4x2
+    wrong_type(check.predicted_collectives, wrong, program, shape, match=message)
+
+
 def test_predicted_collectives_needs_a_compiled_program_and_distinct_axis_sizes(program_4x2):
     program, shape = program_4x2
     rejects(check.predicted_collectives, RIGHT_4X2, "f32[4] all-reduce", shape, match="compiled program's text")
+    mesh = jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
+    wrong_type(check.predicted_collectives, RIGHT_4X2, program, mesh, match=r"mesh itself.*dict\(mesh.shape\)")
+    wrong_type(check.predicted_collectives, RIGHT_4X2, program, [4, 2], match=r"\{axis name: size\}.*list")
+    wrong_type(check.predicted_collectives, RIGHT_4X2, None, shape, match="compiled program's text.*NoneType")
     rejects(check.predicted_collectives, RIGHT_4X2, program, {"data": 2, "model": 2}, match="one size")
 
 

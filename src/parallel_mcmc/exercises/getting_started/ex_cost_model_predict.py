@@ -6,7 +6,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from parallel_mcmc.exercises.common import as_float, call, expect, passed
+from parallel_mcmc.exercises.common import as_float, call, expect, expect_type, passed
 
 __all__ = ["predict_sharded", "WRONG_ANSWERS"]
 
@@ -58,10 +58,13 @@ def predict_sharded(fn: Callable[..., Any], cases: Sequence[tuple] | None = None
     ------
     AssertionError
         When a predicted time is wrong; the message says which case, and the mistake it matches.
+    TypeError (WrongType, also an AssertionError)
+        When ``fn`` is not a function, or returns something other than one number (``None``, each device's times).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.
     """
-    expect(callable(fn), "Pass your function itself, `predict_sharded`, not the time it returns.")
+    expect_type(callable(fn), f"Pass your function itself, `predict_sharded`, not the time it returns (got "
+                              f"{type(fn).__name__}).")
     for steps, step_seconds, num_devices, cores, inner in cases if cases is not None else CASES:
         steps, step_seconds = np.asarray(steps), np.asarray(step_seconds, dtype=float)
         want = _layout(steps, step_seconds, num_devices, cores, inner)
@@ -102,6 +105,9 @@ WRONG_ANSWERS: list[tuple[str, Callable[[Callable[..., Any]], Any], str]] = [
     ('the devices as if each had a core',
      lambda right: lambda st, ss, d, c, i: right(st, ss, d, 1e9, i),
      'longest device alone|expected'),
+    ('all the work over the cores, not bounded by the longest device',
+     lambda right: lambda st, ss, d, c, i: right(st, ss, d, 1.0, i) / c,  # on one core the model's time is all the work
+     'all the work over the cores'),
     ('twice the time',
      lambda right: lambda st, ss, d, c, i: 2 * right(st, ss, d, c, i),
      'expected'),

@@ -7,7 +7,7 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from parallel_mcmc.exercises.common import expect, passed
+from parallel_mcmc.exercises.common import expect, expect_type, passed
 
 __all__ = ["placed_on_last_device", "WRONG_ANSWERS"]
 
@@ -29,8 +29,12 @@ def placed_on_last_device(answer: Any, original: Any) -> None:
     ------
     AssertionError
         When ``answer`` holds other values, or lives elsewhere than on the last device alone.
+    TypeError (WrongType, also an AssertionError)
+        When ``answer`` is not a ``jax.Array`` (a NumPy array, a list, the device, ``None``).
     """
-    expect(isinstance(answer, jax.Array), f"Expected a jax.Array, got {type(answer).__name__}. Use jax.device_put.")
+    expect_type(isinstance(answer, jax.Array),
+                f"Expected a jax.Array, got {type(answer).__name__}. Place the array itself with "
+                "jax.device_put(x, jax.devices()[-1]) and pass what it returns.")
     expect(
         answer.shape == np.shape(original) and np.array_equal(np.asarray(answer), np.asarray(original)),
         "The array's values or shape changed: place the same array, do not compute a new one.",

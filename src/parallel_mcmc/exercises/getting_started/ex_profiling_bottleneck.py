@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from parallel_mcmc.exercises.common import call, expect, passed
+from parallel_mcmc.exercises.common import call, expect, expect_type, passed
 
 __all__ = ["bottleneck", "WRONG_ANSWERS"]
 
@@ -56,16 +56,21 @@ def bottleneck(fn: Callable[..., Any], cases: Sequence[Sequence[dict]] | None = 
     ------
     AssertionError
         When ``fn`` names another operation than the costliest one.
+    TypeError (WrongType, also an AssertionError)
+        When ``fn`` is not a function, or returns something other than a string (an event, a total, ``None``).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.
     """
-    expect(callable(fn), "Pass your function itself, `bottleneck`, not the name it returns.")
+    expect_type(callable(fn), f"Pass your function itself, `bottleneck`, not the name it returns (got "
+                              f"{type(fn).__name__}).")
     for events in cases if cases is not None else CASES:
         events = [dict(e) for e in events]
         want = _heaviest(events)
         where = f"bottleneck(events) for {len(events)} events named {sorted({e['name'] for e in events})}"
         got = call(fn, [dict(e) for e in events], what=where)
-        expect(isinstance(got, str), f"{where} returned {got!r}; return the operation's name, a string.")
+        expect_type(isinstance(got, str), f"{where} returned {got!r} ({type(got).__name__}); return the "
+                                          "operation's name, a string (the event's \"name\", not the event or "
+                                          "its total).")
         if got == want:
             continue
         names = {e["name"] for e in events}

@@ -7,7 +7,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from parallel_mcmc._validate import is_number
-from parallel_mcmc.exercises.common import call, expect, passed
+from parallel_mcmc.exercises.common import call, expect, expect_type, passed
 
 __all__ = ["split_compile", "WRONG_ANSWERS"]
 
@@ -22,9 +22,9 @@ def _pair(got: Any, where: str, what: str) -> tuple[float, float]:
         items = list(got) if not isinstance(got, (str, bytes, dict)) else None
     except TypeError:
         items = None
-    expect(
+    expect_type(
         items is not None and len(items) == 2 and all(is_number(v) for v in items),
-        f"{where} returned {got!r}; return a pair of numbers ({what}).",
+        f"{where} returned {got!r} ({type(got).__name__}); return a pair of numbers ({what}).",
     )
     return float(items[0]), float(items[1])
 
@@ -52,10 +52,13 @@ def split_compile(fn: Callable[[float, int, float, int], Any],
     ------
     AssertionError
         When ``fn``'s answer differs from the model's on a case, with the case named.
+    TypeError (WrongType, also an AssertionError)
+        When ``fn`` is not a function, or returns something other than a pair of numbers (one number, a dict).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.
     """
-    expect(callable(fn), "Pass your function itself, `split_compile`, not the result of calling it.")
+    expect_type(callable(fn), f"Pass your function itself, `split_compile`, not the result of calling it (got "
+                              f"{type(fn).__name__}).")
     for compile_s, per_it, n_short, n_long in cases if cases is not None else CASES:
         wall_short, wall_long = compile_s + per_it * n_short, compile_s + per_it * n_long
         where = f"split_compile({wall_short:.4f}, {n_short}, {wall_long:.4f}, {n_long})"
@@ -92,4 +95,18 @@ def split_compile(fn: Callable[[float, int, float, int], Any],
 
 #: Plausible wrong answers the check must reject: (what is wrong, a function of the grader's reference answer
 #: that gives the wrong answer, a regular expression its message matches).
-WRONG_ANSWERS: list[tuple[str, Callable[[Callable[..., Any]], Any], str]] = []
+#: The check has no reference answer to derive them from (``right`` is None): each one computes its own.
+WRONG_ANSWERS: list[tuple[str, Callable[[Callable[..., Any]], Any], str]] = [
+    ('the time per iteration from the long run alone, compilation included',
+     lambda right: lambda ws, ns, wl, nl: (0.0, wl / nl),
+     'still contains the compilation'),
+    ('the pair the wrong way round',
+     lambda right: lambda ws, ns, wl, nl: ((wl - ws) / (nl - ns), ws - ns * (wl - ws) / (nl - ns)),
+     'wrong way round'),
+    ('iterations per second',
+     lambda right: lambda ws, ns, wl, nl: (ws - ns * (wl - ws) / (nl - ns), (nl - ns) / (wl - ws)),
+     'iterations per second'),
+    ('the compilation from the long run with the short length',
+     lambda right: lambda ws, ns, wl, nl: (wl - ns * (wl - ws) / (nl - ns), (wl - ws) / (nl - ns)),
+     'the compilation\\s+is'),
+]

@@ -6,7 +6,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from parallel_mcmc.exercises.common import call, expect, passed
+from parallel_mcmc.exercises.common import call, expect, expect_type, passed
 
 __all__ = ["gaussian_consensus", "WRONG_ANSWERS"]
 
@@ -20,6 +20,17 @@ CASES = [
     ([[3.0, 0.0], [0.0, 3.0]], [[[2.0, 1.0], [1.0, 2.0]], [[1.0, 0.0], [0.0, 1.0]]],
      [1.5, 1.5], [[5 / 8, 1 / 8], [1 / 8, 5 / 8]]),
 ]
+
+
+def _array(value: Any, where: str, what: str) -> np.ndarray:
+    """``value`` as an array of floats; anything else (``None``, a dict, a string) is an answer of the wrong type."""
+    try:
+        out = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        out = None
+    expect_type(out is not None and value is not None,
+                f"{where} returned a {what} of type {type(value).__name__}; it should be an array of numbers.")
+    return out
 
 
 def gaussian_consensus(fn: Callable[[np.ndarray, np.ndarray], Any], cases: Sequence[tuple] | None = None) -> None:
@@ -44,27 +55,34 @@ def gaussian_consensus(fn: Callable[[np.ndarray, np.ndarray], Any], cases: Seque
     ------
     AssertionError
         When the combined mean or covariance is wrong.
+    TypeError (WrongType, also an AssertionError)
+        When ``fn`` is not a function, or does not return a pair of arrays of the right shapes (the mean alone, a
+        dict, ``None``).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.
     """
-    expect(callable(fn), "Pass your function itself, `gaussian_consensus`, not the result of calling it.")
+    expect_type(callable(fn), "Pass your function itself, `gaussian_consensus`, not the result of calling it "
+                              f"(got {type(fn).__name__}).")
     for means, covs, want_mean, want_cov in cases if cases is not None else CASES:
         means, covs = np.asarray(means, dtype=float), np.asarray(covs, dtype=float)
         want_mean, want_cov = np.asarray(want_mean, dtype=float), np.asarray(want_cov, dtype=float)
         S, d = means.shape
         where = f"gaussian_consensus(means, covs) for {S} shards of {d} parameter(s)"
         got = call(fn, means.copy(), covs.copy(), what=where)
-        expect(
+        expect_type(
             isinstance(got, (tuple, list)) and len(got) == 2,
-            f"gaussian_consensus returned {type(got).__name__}; return a pair (mean, cov).",
+            f"{where} returned {type(got).__name__}"
+            + (f" of shape {np.shape(got)}" if hasattr(got, "shape") else "") + "; return a pair (mean, cov).",
         )
+        mean, cov = _array(got[0], where, "mean"), _array(got[1], where, "covariance")
         expect(
-            np.shape(got[0]) != (d, d) or np.shape(got[1]) != (d,),
+            mean.shape != (d, d) or cov.shape != (d,),
             "The pair is the wrong way round: return (mean, cov), the mean first.",
         )
-        mean, cov = np.asarray(got[0], dtype=float), np.asarray(got[1], dtype=float)
-        expect(mean.shape == (d,), f"With {S} shards of {d} parameter(s) the mean must have shape ({d},), got {mean.shape}.")
-        expect(cov.shape == (d, d), f"With {d} parameter(s) the covariance must have shape ({d}, {d}), got {cov.shape}.")
+        expect_type(mean.shape == (d,),
+                    f"With {S} shards of {d} parameter(s) the mean must have shape ({d},), got {mean.shape}.")
+        expect_type(cov.shape == (d, d),
+                    f"With {d} parameter(s) the covariance must have shape ({d}, {d}), got {cov.shape}.")
         # float32 (jnp) linear algebra is good to about 1e-5 relative
         close = {"rtol": 1e-4, "atol": 1e-6}
         if np.allclose(mean, means.mean(axis=0)) and not np.allclose(want_mean, means.mean(axis=0)):
@@ -95,6 +113,9 @@ WRONG_ANSWERS: list[tuple[str, Callable[[Callable[..., Any]], Any], str]] = [
     ('the means averaged, not weighed by precision',
      lambda right: lambda m, c: (m.mean(0), np.linalg.inv(np.linalg.inv(c).sum(0)) * 2),
      'precision'),
+    ('the sum of the precisions returned as the covariance, not inverted',
+     lambda right: lambda m, c: (right(m, c)[0], np.linalg.inv(c).sum(0)),
+     'covariance is wrong'),
     ("the shards' covariances averaged",
      lambda right: lambda m, c: (right(m, c)[0], c.mean(0)),
      "averages the shards' covariances"),

@@ -6,7 +6,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from parallel_mcmc.exercises.common import as_float, call, expect, passed
+from parallel_mcmc.exercises.common import as_float, call, expect_type, passed
 
 __all__ = ["max_draws", "WRONG_ANSWERS"]
 
@@ -54,10 +54,13 @@ def max_draws(fn: Callable[..., Any], cases: Sequence[tuple] | None = None) -> N
     ------
     AssertionError
         When ``fn`` returns another number of draws than fits, naming the case and how it was missed.
+    TypeError (WrongType, also an AssertionError)
+        When ``fn`` is not a function, or returns something other than one number (``None``, a dict).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.
     """
-    expect(callable(fn), "Pass your function itself, `max_draws`, not the number it returns.")
+    expect_type(callable(fn), f"Pass your function itself, `max_draws`, not the number it returns (got "
+                              f"{type(fn).__name__}).")
     for memory, num_chains, num_devices, num_latent, data_bytes in cases if cases is not None else CASES:
         want = _fit(memory, num_chains, num_devices, num_latent, data_bytes)
         where = f"max_draws({memory}, {num_chains}, {num_devices}, {num_latent}, {data_bytes})"
@@ -71,6 +74,12 @@ def max_draws(fn: Callable[..., Any], cases: Sequence[tuple] | None = None) -> N
                                  f"{num_chains / num_devices:g} a device. The fullest device holds "
                                  f"ceil({num_chains} / {num_devices}) = {-(-num_chains // num_devices)} chains "
                                  "(the others store padding copies), and it decides.")
+        if not np.isfinite(got):
+            raise AssertionError(f"The answer is wrong here: {where} returned {got:g}; expected {want:,}, a whole "
+                                 "number of draws.")
+        if got < 0 and want == 0:
+            raise AssertionError(f"{where} returned {got:g}: not even one draw fits (the data and the sampler state "
+                                 "take more than the memory), so the answer is 0, not a negative number: clip at 0.")
         if got != int(got):
             raise AssertionError(f"{where} returned {got:g}; a chain has a whole number of draws: round down.")
         if got == _fit(memory, num_chains, num_devices, num_latent, 0) and data_bytes:
@@ -91,6 +100,9 @@ WRONG_ANSWERS: list[tuple[str, Callable[[Callable[..., Any]], Any], str]] = [
     ('the data left out of the budget',
      lambda right: lambda m, c, d, l, b: right(m, c, d, l, 0),
      'leaving out the data|expected'),
+    ('a negative number where no draw fits (not clipped at 0)',
+     lambda right: lambda m, c, d, l, b: (m - b - -(-c // d) * 40 * l) // (-(-c // d) * 4 * l),
+     'clip at 0'),
     ('one device holding all the chains',
      lambda right: lambda m, c, d, l, b: right(m, c, 1, l, b),
      'one device held all|expected'),

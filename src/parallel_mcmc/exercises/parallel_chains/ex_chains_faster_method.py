@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from parallel_mcmc.measure.timing import Timing
-from parallel_mcmc.exercises.common import expect, passed
+from parallel_mcmc.exercises.common import expect, expect_type, passed
 
 __all__ = ["faster_method", "WRONG_ANSWERS"]
 
@@ -27,21 +27,30 @@ def faster_method(choice: Any, timings: Mapping[str, Any]) -> None:
     ------
     AssertionError
         When ``timings`` are not two timings, or ``choice`` is not the faster method.
+    TypeError (WrongType, also an AssertionError)
+        When ``timings`` is not a dict of :class:`~parallel_mcmc.measure.Timing`, or ``choice`` is not a string.
     """
+    expect_type(
+        isinstance(timings, Mapping),
+        f"timings must be a dict of two entries, method name -> Timing; got {type(timings).__name__}.",
+    )
     expect(
-        isinstance(timings, Mapping) and len(timings) == 2,
-        "timings must be a dict with exactly two entries, one Timing per method you compared.",
+        len(timings) == 2,
+        f"timings must be a dict with exactly two entries, one Timing per method you compared; it has {len(timings)}.",
     )
     for name, t in timings.items():
-        expect(
+        expect_type(
             isinstance(t, Timing),
             f"timings[{name!r}] is a {type(t).__name__}; measure it with time_call (or timed) so compilation is left out.",
         )
         expect(len(t.times) >= 3, f"timings[{name!r}] has {len(t.times)} repeat(s); take at least 3 and compare medians.")
-    expect(
-        isinstance(choice, str) and choice in timings,
-        f"choice must be one of the names in timings, {sorted(timings)}; got {choice!r}.",
+    names = sorted(map(str, timings))
+    expect_type(
+        isinstance(choice, str),
+        f"choice must be the name of a method, a string, one of {names}; got {type(choice).__name__}"
+        + (" (a Timing: pass its name, the key in timings)." if isinstance(choice, Timing) else "."),
     )
+    expect(choice in timings, f"choice must be one of the names in timings, {names}; got {choice!r}.")
     fastest = min(timings, key=lambda n: timings[n].median)
     expect(
         choice == fastest,

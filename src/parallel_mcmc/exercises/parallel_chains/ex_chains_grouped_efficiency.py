@@ -7,7 +7,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from parallel_mcmc.measure.lockstep import lockstep_cost
-from parallel_mcmc.exercises.common import as_float, call, expect, passed
+from parallel_mcmc.exercises.common import as_float, call, expect_type, passed
 
 __all__ = ["grouped_efficiency", "WRONG_ANSWERS"]
 
@@ -52,10 +52,13 @@ def grouped_efficiency(fn: Callable[..., Any], cases: Sequence[tuple] | None = N
     ------
     AssertionError
         When an efficiency is wrong; the message names the case.
+    TypeError (WrongType, also an AssertionError)
+        When ``fn`` is not a function, or returns something other than one number (``None``, one per group).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.
     """
-    expect(callable(fn), "Pass your function itself, `grouped_efficiency`, not the efficiency it returns.")
+    expect_type(callable(fn), f"Pass your function itself, `grouped_efficiency`, not the efficiency it returns (got "
+                              f"{type(fn).__name__}).")
     for steps, num_groups in cases if cases is not None else CASES:
         steps = np.asarray(steps)
         want = _grouped(steps, num_groups)
@@ -100,6 +103,9 @@ WRONG_ANSWERS: list[tuple[str, Callable[[Callable[..., Any]], Any], str]] = [
     ('one lockstep group for all the chains',
      lambda right: lambda s, g: right(s, 1),
      'one lockstep group|expected'),
+    ('blocks of every num_groups-th chain, not consecutive ones',
+     lambda right: lambda s, g: right(np.asarray(s)[np.arange(len(s)).reshape(g, -1).T.ravel()], g),
+     'consecutive'),
     ('the mean over the single longest trajectory',
      lambda right: lambda s, g: s.mean() / s.max(),
      'single longest trajectory|expected'),

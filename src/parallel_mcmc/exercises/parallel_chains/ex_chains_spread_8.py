@@ -8,7 +8,7 @@ import jax
 import numpy as np
 
 from parallel_mcmc._validate import whole_number
-from parallel_mcmc.exercises.common import expect, passed, traced_program
+from parallel_mcmc.exercises.common import call, expect, expect_type, passed, program_structure, traced_program
 
 __all__ = ["spread_chains", "WRONG_ANSWERS"]
 
@@ -21,6 +21,30 @@ def _loops(structure: list[dict], primitive: str) -> list[dict]:
             found.append(node)
         for inner in node.get("inner", []):
             found += _loops(inner, primitive)
+    return found
+
+
+#: The module of the book's runners (sequential_runner, vmap_runner, shard_map_runner, ...), as a path's end.
+_RUNNERS_FILE = "parallel_mcmc/sample/chains.py"
+
+
+def _runner_code_in(jaxpr: Any) -> set[str]:
+    """The functions of the book's runners' module whose code traced some operation of ``jaxpr``, at any depth.
+
+    Every operation of a traced program remembers the Python stack that made it, even one a jitted runner
+    traced earlier and JAX took from its cache; a runner wrapped in the learner's own function shows there.
+    """
+    found: set[str] = set()
+    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+    for eqn in jaxpr.eqns:
+        traceback = getattr(eqn.source_info, "traceback", None)
+        for frame in getattr(traceback, "frames", None) or ():
+            if str(frame.file_name).replace("\\", "/").endswith(_RUNNERS_FILE):
+                found.add(str(frame.function_name))
+        for value in eqn.params.values():
+            for item in value if isinstance(value, (tuple, list)) else (value,):
+                if hasattr(item, "eqns") or hasattr(getattr(item, "jaxpr", None), "eqns"):
+                    found |= _runner_code_in(item)
     return found
 
 
@@ -50,12 +74,20 @@ def spread_chains(positions: Any, reference: Mapping[str, Any], spread: Callable
     Raises
     ------
     AssertionError
-        When the positions are not the eight chains' laid out over the two devices.
+        When the positions are not the eight chains' laid out over the two devices, or ``spread`` uses one of the
+        book's runners (passed as it is or called inside the learner's function) or runs the chains in lockstep.
+    TypeError (WrongType, also an AssertionError)
+        When ``positions`` is not a dict of ``jax.Array``, or ``spread`` is not a function.
     NotImplementedError
         Passed on from the learner's function while it is still the stub.
     """
+    expect_type(
+        isinstance(positions, Mapping),
+        f"Expected the positions dict of the run, with keys {sorted(reference)}; got {type(positions).__name__}. "
+        "Return the draws (the first item a runner returns), not the states or the info.",
+    )
     expect(
-        isinstance(positions, Mapping) and set(positions) == set(reference),
+        set(positions) == set(reference),
         f"Expected the positions dict of the run, with keys {sorted(reference)}; got {type(positions).__name__}"
         + (f" with keys {sorted(positions)}" if isinstance(positions, Mapping) else "")
         + ". Return the draws (the first item a runner returns), not the states or the info.",
@@ -64,7 +96,8 @@ def spread_chains(positions: Any, reference: Mapping[str, Any], spread: Callable
     for name, ref in reference.items():
         got = positions[name]
         ref = np.asarray(ref)
-        expect(isinstance(got, jax.Array), f"positions[{name!r}] is a {type(got).__name__}, not a jax.Array straight from the run.")
+        expect_type(isinstance(got, jax.Array),
+                    f"positions[{name!r}] is a {type(got).__name__}, not a jax.Array straight from the run.")
         if got.shape == ref.shape[::-1]:
             raise AssertionError(
                 f"positions[{name!r}] has shape {got.shape}: (draw, chain). Return (chain, draw), "
@@ -89,13 +122,26 @@ def spread_chains(positions: Any, reference: Mapping[str, Any], spread: Callable
                 "keys[c] and its state states[c], and inside each device run the chain loop on each chain."
             )
     if spread is not None:
-        expect(callable(spread), "`spread` should be the function you ran (spread(keys, states)), not its result.")
+        expect_type(callable(spread), "`spread` should be the function you ran (spread(keys, states)), not its "
+                                      f"result (got {type(spread).__name__}).")
         expect(
             getattr(spread, "__module__", None) != "parallel_mcmc.sample.chains",
             "`spread` is one of the book's runners (parallel_mcmc.sample); the exercise is to write the shard_map "
             "and the loop over each device's chains yourself.",
         )
-        program = traced_program(spread, tuple(inputs), "spread(keys, states)")
+        if callable(getattr(spread, "traced_program", None)):  # the grader's record: the structure it recorded
+            program = traced_program(spread, tuple(inputs), "spread(keys, states)")
+        else:
+            jaxpr = call(lambda *a: jax.make_jaxpr(spread)(*a), *inputs, what="spread(keys, states)")
+            program = program_structure(jaxpr)
+            runner_code = _runner_code_in(jaxpr)
+            expect(
+                not runner_code,
+                "`spread` runs one of the book's runners (parallel_mcmc.sample: shard_map_runner, "
+                "sequential_runner, ...) inside your function: part of its program was traced by their code "
+                f"({_RUNNERS_FILE}). The exercise is to write the shard_map and the loop over each device's chains "
+                "yourself, with jax.shard_map and jax.lax.map.",
+            )
         num_chains = next(iter(reference.values())).shape[0]
         draws = num_draws if num_draws is not None else next(iter(reference.values())).shape[1]
         per_device = num_chains // num_devices

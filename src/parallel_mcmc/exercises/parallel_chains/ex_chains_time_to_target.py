@@ -7,7 +7,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from parallel_mcmc.exercises.common import as_float, call, expect, passed
+from parallel_mcmc.exercises.common import as_float, call, expect, expect_type, passed
 
 __all__ = ["time_to_target", "WRONG_ANSWERS"]
 
@@ -63,10 +63,13 @@ def time_to_target(fn: Callable[..., Any], cases: Sequence[tuple[tuple, Any]] | 
     ------
     AssertionError
         When the draws or the time are wrong for a case, or are not None where R-hat is too high.
+    TypeError (WrongType, also an AssertionError)
+        When ``fn`` is not a function, or returns something other than a pair of numbers or None (a dict, one number).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.
     """
-    expect(callable(fn), "Pass your function itself, `time_to_target`, not the draws and time it returns.")
+    expect_type(callable(fn), f"Pass your function itself, `time_to_target`, not the draws and time it returns (got "
+                              f"{type(fn).__name__}).")
     for args, want in cases if cases is not None else CASES:
         ess, chains, rhat, target, margin, warmup, per_draw = args
         where = f"time_to_target({', '.join(f'{a:g}' for a in args)})"
@@ -83,8 +86,9 @@ def time_to_target(fn: Callable[..., Any], cases: Sequence[tuple[tuple, Any]] | 
         if got is None:
             raise AssertionError(f"{where} returned None, but the pilot's R-hat, {rhat:g}, is below 1.01: its chains "
                                  "agree. Refuse only at 1.01 or more.")
-        expect(isinstance(got, (tuple, list)) and len(got) == 2,
-               f"{where} returned {type(got).__name__}; return two things: (draws per chain, seconds to the target).")
+        expect_type(isinstance(got, (tuple, list)) and len(got) == 2,
+                    f"{where} returned {got!r} ({type(got).__name__}); return two things: (draws per chain, "
+                    "seconds to the target), or None.")
         draws, seconds = as_float(got[0], where + "'s draws"), as_float(got[1], where + "'s seconds")
         want_draws, want_seconds = int(want[0]), float(want[1])
         if draws != want_draws:

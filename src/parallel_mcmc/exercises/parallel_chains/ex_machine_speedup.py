@@ -6,7 +6,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from parallel_mcmc.exercises.common import as_float, call, expect, passed
+from parallel_mcmc.exercises.common import as_float, call, expect_type, passed
 
 __all__ = ["machine_speedup", "WRONG_ANSWERS"]
 
@@ -50,10 +50,13 @@ def machine_speedup(fn: Callable[..., Any], cases: Sequence[tuple] | None = None
     ------
     AssertionError
         When a speedup ``fn`` gives is wrong for its case, naming the case.
+    TypeError (WrongType, also an AssertionError)
+        When ``fn`` is not a function, or returns something other than one number (``None``, one per chain).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.
     """
-    expect(callable(fn), "Pass your function itself, `machine_speedup`, not the speedup it returns.")
+    expect_type(callable(fn), f"Pass your function itself, `machine_speedup`, not the speedup it returns (got "
+                              f"{type(fn).__name__}).")
     for lengths, step, iteration in cases if cases is not None else CASES:
         lengths = np.asarray(lengths)
         want = _machine(lengths, step, iteration)
@@ -89,6 +92,9 @@ WRONG_ANSWERS: list[tuple[str, Callable[[Callable[..., Any]], Any], str]] = [
     ("the average chain's total instead of the longest",
      lambda right: lambda L, s, i: L.max(axis=0).sum() * s / (L.sum(axis=1).mean() * i),
      'average total|expected'),
+    ('the axes swapped: the maximum over draws',
+     lambda right: lambda L, s, i: right(np.asarray(L).T, s, i),
+     'axes are swapped'),
     ('steps alone, not their costs',
      lambda right: lambda L, s, i: right(L, 1.0, 1.0),
      'steps alone|expected'),

@@ -2,7 +2,10 @@
 
 Each function checks one exercise. It prints a one-line confirmation when the
 answer is right and raises :class:`AssertionError` saying what is wrong (and
-how to fix it) otherwise. Layouts are compared with
+how to fix it) otherwise; an answer of the wrong type (``None``, a NumPy array
+where a ``jax.Array`` belongs, a function's result where the function does)
+raises :class:`~parallel_mcmc.exercises.common.WrongType`, an
+``AssertionError`` that is also a ``TypeError``. Layouts are compared with
 ``Sharding.is_equivalent_to(other, ndim)``, never with ``==``: two shardings
 can describe the same layout and still compare unequal (``P('data')`` and
 ``P('data', None)``).

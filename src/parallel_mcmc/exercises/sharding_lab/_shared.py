@@ -8,12 +8,69 @@ import jax
 import numpy as np
 from jax.sharding import AxisType
 
-from parallel_mcmc.exercises.common import expect, check_rows_sharded, describe, jax_module, named, require_array, same_layout
+from parallel_mcmc.exercises import common
+from parallel_mcmc.exercises.common import (WrongType, expect, expect_type, check_rows_sharded, describe, jax_module,
+                                            named)
 
 __all__ = [
     "check_lab_inputs", "check_program", "check_replicated_like", "check_replicated_outputs", "check_xy_mesh",
-    "close", "explicit", "log_likelihood64", "near", "sum_verdict", "value_and_grad",
+    "close", "explicit", "log_likelihood64", "near", "numbers", "require_array", "require_function", "require_mesh",
+    "error_text", "same_layout", "shown", "sum_verdict", "value_and_grad",
 ]
+
+
+# --------------------------------------------------------------------------- answers of the wrong type
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """``value``'s type and a short ``repr``, for a message about an answer of the wrong type."""
+    text = " ".join(repr(value).split())
+    return f"{text[:limit]}{' ...' if len(text) > limit else ''} ({type(value).__name__})"
+
+
+def error_text(err: BaseException) -> str:
+    """The first line of ``err``'s message, or, where it has none, its type and that it came with no message."""
+    lines = str(err).strip().splitlines()
+    return lines[0][:300] if lines else f"{type(err).__name__}, with no message"
+
+
+def require_array(value: Any, name: str) -> None:
+    """:class:`~parallel_mcmc.exercises.common.WrongType` unless ``value`` is a ``jax.Array``; says how to make one."""
+    hint = (" A NumPy array lives on no device: place it" if isinstance(value, np.ndarray) else " Make it") + \
+        " with jax.device_put(..., sharding) or as the output of a JAX function."
+    expect_type(isinstance(value, jax.Array), f"`{name}` should be a jax.Array, got {type(value).__name__}.{hint}")
+
+
+def require_mesh(mesh: Any, name: str = "mesh") -> None:
+    """:class:`~parallel_mcmc.exercises.common.WrongType` unless ``mesh`` is a ``jax.sharding.Mesh``."""
+    expect_type(isinstance(mesh, jax.sharding.Mesh),
+                f"`{name}` should be the chapter's jax.sharding.Mesh (made with jax.make_mesh), got {shown(mesh)}.")
+
+
+def require_function(fn: Any, name: str, what: str) -> None:
+    """:class:`~parallel_mcmc.exercises.common.WrongType` unless ``fn`` is callable: the function, not its result."""
+    expect_type(callable(fn), f"`{name}` is {shown(fn)}, not a function: pass the function itself ({what}), not "
+                              "what calling it returns.")
+
+
+def numbers(value: Any, what: str) -> np.ndarray:
+    """``value`` as a float64 array; :class:`~parallel_mcmc.exercises.common.WrongType` where it holds no numbers
+    (``None``, a dict, a string)."""
+    try:
+        array = None if value is None or isinstance(value, (str, bytes, dict)) else np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        array = None
+    expect_type(array is not None, f"{what} is {shown(value)}; it should be numbers (an array or a number).")
+    return array
+
+
+def same_layout(a: Any, mesh: Any, spec: Any) -> bool:
+    """:func:`~parallel_mcmc.exercises.common.same_layout`, False (not an error) where ``spec`` names more
+    dimensions than ``a`` has."""
+    return len(spec) <= a.ndim and common.same_layout(a, mesh, spec)
+
+
+# --------------------------------------------------------------------------- values
 
 
 def close(a: Any, b: Any, atol: float = 1e-5, rtol: float = 1e-4) -> bool:
@@ -62,6 +119,7 @@ def near(got: Any, want: Any) -> bool:
 def check_lab_inputs(beta: Any, X: Any, y: Any) -> tuple[Any, str, set]:
     """``X`` and ``y`` split by rows over every device of a one-axis mesh, ``beta`` replicated on those devices."""
     jax = jax_module()
+    require_array(X, "X")
     mesh, axis = check_rows_sharded(X, "X")
     expect(X.ndim == 2, f"`X` should be the data matrix, shape (rows, coefficients), got shape {tuple(X.shape)}.")
     require_array(y, "y")
@@ -126,9 +184,11 @@ def sum_verdict(got: Any, parts: np.ndarray, num_devices: int, what: str, where:
 
 def value_and_grad(out: Any, beta: Any, X: Any, y: Any, num_devices: int, where: str) -> tuple[Any, Any]:
     """``out`` should be ``(log-likelihood, gradient)`` at ``beta``; returns the pair after checking the values."""
-    expect(isinstance(out, (tuple, list)) and len(out) == 2,
-           f"{where} returned {type(out).__name__}; return two values: (log-likelihood, gradient).")
+    expect_type(isinstance(out, (tuple, list)) and len(out) == 2,
+                f"{where} returned {shown(out)}; return two values, a tuple (log-likelihood, gradient).")
     value, grad = out
+    numbers(value, f"The log-likelihood {where} returned")
+    numbers(grad, f"The gradient {where} returned")
     p = np.shape(beta)[0]
     if np.shape(value) == (p,) and np.size(grad) == 1:
         raise AssertionError(f"{where} returned (gradient, log-likelihood); return them the other way round.")
@@ -159,11 +219,13 @@ def check_program(program: Any, name: str, gathered: str) -> None:
     and gathers nothing."""
     from parallel_mcmc.measure import hlo
 
-    expect(
-        isinstance(program, str) and "HloModule" in program,
-        f"`program` should be the text of the compiled program: {name}.lower(beta, X, y).compile().as_text(), "
-        "with the sharded arguments.",
-    )
+    how = f"{name}.lower(beta, X, y).compile().as_text(), with the sharded arguments"
+    if callable(getattr(program, "as_text", None)):
+        raise WrongType(f"`program` is {type(program).__name__}, the compiled (or lowered) program itself; give "
+                        f"its text: {how}.")
+    expect_type(isinstance(program, str), f"`program` should be the text of the compiled program ({how}), got "
+                                          f"{shown(program)}.")
+    expect("HloModule" in program, f"`program` is a string but not the text of a compiled program: {how}.")
     kinds = [c.kind for c in hlo.collectives(program)]
     expect("all-gather" not in kinds, f"The compiled program holds an all-gather: {gathered}")
     expect(
@@ -178,6 +240,7 @@ def check_program(program: Any, name: str, gathered: str) -> None:
 
 
 def check_xy_mesh(mesh: Any) -> None:
+    require_mesh(mesh)
     expect(
         dict(mesh.shape) == {"x": 2, "y": 4},
         f"`mesh` has shape {dict(mesh.shape)}; make it 2 x 4 with axes ('x', 'y'): jax.make_mesh((2, 4), ('x', 'y'), ...).",

@@ -6,8 +6,8 @@ from typing import Any, Callable
 
 import jax
 
-from parallel_mcmc.exercises.common import expect, passed, describe, jax_module, require_array, same_layout
-from ._shared import check_xy_mesh, close
+from parallel_mcmc.exercises.common import expect, passed, describe, jax_module
+from ._shared import same_layout, check_xy_mesh, close, require_array
 
 __all__ = ["place_on_mesh", "WRONG_ANSWERS"]
 
@@ -31,6 +31,8 @@ def place_on_mesh(A_sharded: Any, A: Any, mesh: Any) -> None:
     ------
     AssertionError
         When ``A_sharded`` is not ``A`` split as ``P('x', 'y')`` over the mesh.
+    TypeError (WrongType, also an AssertionError)
+        When ``A_sharded`` is not a ``jax.Array`` (a NumPy array, ``None``) or ``mesh`` is not a mesh.
     """
     jax = jax_module()
     check_xy_mesh(mesh)

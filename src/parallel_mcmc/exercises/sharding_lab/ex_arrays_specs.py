@@ -7,8 +7,9 @@ from typing import Any, Callable, Mapping
 import jax
 import numpy as np
 
-from parallel_mcmc.exercises.common import expect, passed, jax_module, named
-from ._shared import check_xy_mesh
+from parallel_mcmc._validate import is_number
+from parallel_mcmc.exercises.common import expect, expect_type, passed, jax_module, named
+from ._shared import check_xy_mesh, shown
 
 __all__ = ["partition_specs", "WRONG_ANSWERS"]
 
@@ -19,6 +20,12 @@ def _norm_spec(spec: Any) -> tuple:
     while entries and entries[-1] is None:
         entries.pop()
     return tuple(entries)
+
+
+def _whole_numbers(shape: Any) -> bool:
+    """True for a shape: a tuple (list, array) of whole numbers."""
+    return isinstance(shape, (tuple, list, np.ndarray)) and all(
+        is_number(n) and float(n).is_integer() for n in np.ravel(np.asarray(shape, dtype=object)).tolist())
 
 
 def partition_specs(predictions: Mapping[Any, Any], mesh: Any, shape: tuple[int, ...]) -> None:
@@ -42,23 +49,43 @@ def partition_specs(predictions: Mapping[Any, Any], mesh: Any, shape: tuple[int,
     ------
     AssertionError
         When a prediction is missing or wrong, naming its spec.
+    TypeError (WrongType, also an AssertionError)
+        When ``predictions`` is not a dict keyed by PartitionSpecs, an entry is not a pair (block shape, copies),
+        or ``shape`` is not a tuple of whole numbers.
     """
     jax = jax_module()
     check_xy_mesh(mesh)
     P = jax.P
     wanted = [P("x", "y"), P("x", None), P(None, "y"), P(None, None), P(None, "x")]
-    expect(isinstance(predictions, Mapping), "`predictions` should be a dict {P(...): (block_shape, copies)}.")
+    expect_type(isinstance(predictions, Mapping),
+                f"`predictions` should be a dict {{P(...): (block_shape, copies)}}, got {shown(predictions)}.")
+    for key in predictions:
+        expect_type(isinstance(key, (jax.sharding.PartitionSpec, tuple)),
+                    f"The key {shown(key)} of `predictions` should be the PartitionSpec itself, P('x', 'y') and not "
+                    "its text.")
+    expect_type(_whole_numbers(shape), f"`shape` should be the array's shape, a tuple of whole numbers, got "
+                                       f"{shown(shape)}.")
     given = {_norm_spec(k): v for k, v in predictions.items()}
     dummy = np.zeros(shape, dtype=np.float32)
     for spec in wanted:
         key = _norm_spec(spec)
         expect(key in given, f"`predictions` has no entry for {spec}; predict all five specs.")
         value = given[key]
-        expect(
+        expect_type(
             isinstance(value, (tuple, list)) and len(value) == 2,
-            f"The entry for {spec} should be a pair (block_shape, copies), got {value!r}.",
+            f"The entry for {spec} should be a pair (block_shape, copies), got {shown(value)}.",
         )
         block, copies = value
+        expect_type(
+            _whole_numbers(block),
+            f"The entry for {spec} is {value!r}: its first item should be the block's shape, a tuple such as "
+            f"(2, 4), got {shown(block)}. Write the entry as (block_shape, copies).",
+        )
+        expect_type(
+            is_number(copies) and float(copies).is_integer(),
+            f"The entry for {spec} is {value!r}: its second item should be the number of copies of each block, a "
+            f"whole number, got {shown(copies)}.",
+        )
         sharding = jax.NamedSharding(mesh, spec)
         true_block = tuple(sharding.shard_shape(dummy.shape))
         index_map = sharding.devices_indices_map(dummy.shape)

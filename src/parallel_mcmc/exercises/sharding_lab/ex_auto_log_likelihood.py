@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from parallel_mcmc.exercises.common import passed, require_array
-from ._shared import check_lab_inputs, check_program, check_replicated_outputs, value_and_grad
+from parallel_mcmc.exercises.common import passed
+from ._shared import check_lab_inputs, check_program, check_replicated_outputs, require_array, value_and_grad
 
 __all__ = ["data_parallel_log_likelihood", "WRONG_ANSWERS"]
 
@@ -33,6 +33,9 @@ def data_parallel_log_likelihood(value: Any, grad: Any, beta: Any, X: Any, y: An
     ------
     AssertionError
         When a result is wrong or not replicated, or the program moves the data; the message says which.
+    TypeError (WrongType, also an AssertionError)
+        When a result is not a ``jax.Array`` (a Python float, ``None``) or ``program`` is not the program's text
+        (the function, the compiled object).
     """
     mesh, _, devices = check_lab_inputs(beta, X, y)
     for name, got in (("value", value), ("grad", grad)):

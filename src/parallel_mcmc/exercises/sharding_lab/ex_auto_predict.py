@@ -6,8 +6,8 @@ from typing import Any, Callable
 
 import jax
 
-from parallel_mcmc.exercises.common import expect, passed, describe, jax_module, require_array, same_layout
-from ._shared import check_xy_mesh
+from parallel_mcmc.exercises.common import WrongType, expect, expect_type, passed, describe, jax_module
+from ._shared import check_xy_mesh, error_text, require_array, same_layout, shown
 
 __all__ = ["auto_shardings", "WRONG_ANSWERS"]
 
@@ -36,6 +36,9 @@ def auto_shardings(B: Any, C: Any, mesh: Any, sum_spec: Any, matmul_spec: Any) -
     ------
     AssertionError
         When ``B`` or ``C`` is laid out otherwise, or a predicted spec is not what ``jit`` made.
+    TypeError (WrongType, also an AssertionError)
+        When ``B`` or ``C`` is not a ``jax.Array``, or a prediction is not a ``PartitionSpec`` (a string, a
+        ``NamedSharding``, ``None``).
     """
     jax = jax_module()
     check_xy_mesh(mesh)
@@ -52,13 +55,26 @@ def auto_shardings(B: Any, C: Any, mesh: Any, sum_spec: Any, matmul_spec: Any) -
             f"`{name}` is {describe(arr)}; it should be split along mesh axis '{axis}' (and replicated "
             f"along '{other}'): NamedSharding(mesh, {spec}).",
         )
-    got_sum = jax.jit(lambda u, v: u + v)(B, C)
-    got_mm = jax.jit(lambda u, v: u.T @ v)(B, C)
+    try:
+        got_sum = jax.jit(lambda u, v: u + v)(B, C)
+        got_mm = jax.jit(lambda u, v: u.T @ v)(B, C)
+    except ValueError as err:  # two meshes that differ (in their axis types, say) cannot meet in one computation
+        raise AssertionError(
+            f"`B` and `C` cannot be added: JAX says: {error_text(err)}. Place both on the "
+            f"chapter's `mesh` (its axis types {tuple(str(t) for t in mesh.axis_types)}), with "
+            "jax.device_put(..., NamedSharding(mesh, spec))."
+        ) from None
     for label, got, spec in (("B + C", got_sum, sum_spec), ("B.T @ C", got_mm, matmul_spec)):
+        if isinstance(spec, jax.sharding.Sharding):
+            raise WrongType(f"Your prediction for {label} is a whole sharding, {type(spec).__name__}; give its "
+                            "PartitionSpec, P(...) (a NamedSharding's .spec).")
+        expect_type(isinstance(spec, jax.sharding.PartitionSpec),
+                    f"Your prediction for {label} should be a PartitionSpec, P(...), got {shown(spec)}.")
         try:
             predicted = jax.NamedSharding(mesh, spec)
         except Exception as exc:  # not a valid spec for this mesh
-            raise AssertionError(f"Your prediction {spec!r} for {label} is not a valid PartitionSpec: {exc}") from None
+            raise AssertionError(f"Your prediction {spec!r} for {label} is not a valid PartitionSpec for the mesh: JAX "
+                                 f"says: {error_text(exc)}.") from None
         expect(
             got.sharding.is_equivalent_to(predicted, got.ndim),
             f"Your prediction {spec} for {label} is not what jit produced. Compute it and print its "

@@ -6,7 +6,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from parallel_mcmc.exercises.common import call, expect, passed
+from parallel_mcmc.exercises.common import call, expect, expect_type, passed
+from ._shared import numbers, require_function, shown
 
 __all__ = ["device_trips", "WRONG_ANSWERS"]
 
@@ -24,6 +25,16 @@ CASES = [
 def _trips(steps: np.ndarray, num_devices: int) -> tuple[np.ndarray, np.ndarray]:
     blocks = np.array_split(steps, num_devices)
     return (np.full(num_devices, steps.max(axis=0).sum()), np.array([b.max(axis=0).sum() for b in blocks]))
+
+
+def _other_splits(steps: np.ndarray, num_devices: int) -> list[np.ndarray]:
+    """Each device's trips under shard_map with the chains split otherwise than evenly, the first devices taking
+    one more: the rest on the last device, or blocks of the rounded-up size."""
+    n = len(steps)
+    floor, ceil = n // num_devices, -(-n // num_devices)
+    rest_last = [steps[i * floor:(i + 1) * floor if i < num_devices - 1 else n] for i in range(num_devices)]
+    rounded_up = [steps[i * ceil:(i + 1) * ceil] for i in range(num_devices)]
+    return [np.array([b.max(axis=0).sum() if len(b) else 0 for b in blocks]) for blocks in (rest_last, rounded_up)]
 
 
 def device_trips(fn: Callable[..., Any], cases: Any = None) -> None:
@@ -50,18 +61,21 @@ def device_trips(fn: Callable[..., Any], cases: Any = None) -> None:
     ------
     AssertionError
         When a device's count of loop trips is wrong.
+    TypeError (WrongType, also an AssertionError)
+        When ``fn`` is not a function (the counts it returns) or returns something other than two arrays of
+        numbers (``None``, a dict, one array).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.
     """
-    expect(callable(fn), "Pass your function itself, `device_trips`, not the counts it returns.")
+    require_function(fn, "fn", "your `device_trips`")
     for steps, num_devices in cases if cases is not None else CASES:
         steps = np.asarray(steps)
         want_jit, want_map = _trips(steps, num_devices)
         where = f"device_trips(steps, {num_devices}) for steps={steps.tolist()}"
         out = call(fn, steps.copy(), num_devices, what=where)
-        expect(isinstance(out, (tuple, list)) and len(out) == 2,
-               f"{where} returned {type(out).__name__}; return two arrays: (trips under jit, trips under shard_map).")
-        got_jit, got_map = (np.asarray(o, dtype=float).reshape(-1) for o in out)
+        expect_type(isinstance(out, (tuple, list)) and len(out) == 2,
+                    f"{where} returned {shown(out)}; return two arrays: (trips under jit, trips under shard_map).")
+        got_jit, got_map = (numbers(o, f"A count {where} returned").reshape(-1) for o in out)
         expect(got_jit.shape == (num_devices,) and got_map.shape == (num_devices,),
                f"{where} returned arrays of shapes {got_jit.shape} and {got_map.shape}; each needs one count per "
                f"device: ({num_devices},).")
@@ -80,12 +94,16 @@ def device_trips(fn: Callable[..., Any], cases: Any = None) -> None:
         if np.allclose(got_map, [b.sum() for b in blocks]):
             raise AssertionError(f"{where}: that is every chain's trips added up, as if a device ran its chains one "
                                  "after another. Under vmap they run together: at each draw, the longest of them.")
-        if np.allclose(got_jit, want_jit):
+        other_splits = _other_splits(steps, num_devices)
+        if np.allclose(got_jit, want_jit) and any(np.allclose(got_map, other) for other in other_splits):
             raise AssertionError(f"{where}: under jit right; under shard_map you returned {got_map.tolist()}, "
-                                 f"expected {want_map.tolist()}. Split the chains as evenly as they go, the first "
-                                 "devices taking one more.")
-        raise AssertionError(f"{where} returned {got_jit.tolist()} and {got_map.tolist()}; expected "
-                             f"{want_jit.tolist()} and {want_map.tolist()}.")
+                                 f"expected {want_map.tolist()}: the chains are split otherwise. Split them as evenly "
+                                 "as they go, the first devices taking one more (np.array_split).")
+        if np.allclose(got_jit, want_jit):
+            raise AssertionError(f"{where}: under jit right; under shard_map the answer is wrong here: you returned "
+                                 f"{got_map.tolist()}, expected {want_map.tolist()}.")
+        raise AssertionError(f"{where}: the answer is wrong here: it returned {got_jit.tolist()} and "
+                             f"{got_map.tolist()}; expected {want_jit.tolist()} and {want_map.tolist()}.")
     passed("loop trips per device")
 
 
@@ -101,4 +119,12 @@ WRONG_ANSWERS: list[tuple[str, Callable[[Callable[..., Any]], Any], str]] = [
     ('the steps added up instead of the slowest per draw',
      lambda right: lambda s, d: (right(s, d)[0], [b.sum() for b in np.array_split(s, d)]),
      'added up'),
+    ('the slowest draw of each chain instead of the slowest chain at each draw (the axes swapped)',
+     lambda right: lambda s, d: (right(s, d)[0], [b.max(axis=1).sum() for b in np.array_split(s, d)]),
+     'over draws'),
+    ('the chains that do not split evenly put on the last device instead of one more on each of the first',
+     lambda right: lambda s, d: (right(s, d)[0],
+                                 [s[i * (len(s) // d):(i + 1) * (len(s) // d) if i < d - 1 else len(s)]
+                                  .max(axis=0).sum() for i in range(d)]),
+     'first devices taking one more'),
 ]

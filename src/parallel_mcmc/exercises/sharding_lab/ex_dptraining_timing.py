@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from parallel_mcmc._validate import is_number
 from parallel_mcmc.devices import physical_cores
-from parallel_mcmc.measure.timing import Speedup
-from parallel_mcmc.exercises.common import expect, passed, check_rows_sharded
+from parallel_mcmc.measure.timing import Speedup, Timing
+from parallel_mcmc.exercises.common import WrongType, expect, expect_type, passed, check_rows_sharded
+from ._shared import require_array, shown
 
 __all__ = ["timing_comparison", "WRONG_ANSWERS"]
 
@@ -41,12 +43,25 @@ def timing_comparison(result: Any, x_sh: Any) -> None:
     Raises
     ------
     AssertionError
-        When the timings or their ideal are not what the exercise asks, with the reason.
+        When the timings or their ideal are not what the exercise asks (the baseline and the candidate swapped,
+        say), with the reason.
+    TypeError (WrongType, also an AssertionError)
+        When ``result`` is not a ``Speedup`` (one ``Timing``, a number) or ``x_sh`` is not a ``jax.Array``.
     """
-    expect(
+    if isinstance(result, Timing):
+        raise WrongType("`result` is one Timing; time the step on both data and combine the two with "
+                        "parallel_mcmc.measure.speedup(baseline, candidate, ideal, reason).")
+    expect_type(
         isinstance(result, Speedup),
-        f"`result` should be made with parallel_mcmc.measure.speedup(baseline, candidate, ideal, reason), got {type(result).__name__}.",
+        f"`result` should be made with parallel_mcmc.measure.speedup(baseline, candidate, ideal, reason), got "
+        f"{shown(result)}.",
     )
+    for name in ("baseline", "candidate"):
+        expect_type(isinstance(getattr(result, name), Timing),
+                    f"`result.{name}` should be a Timing from time_call, got {shown(getattr(result, name))}.")
+    expect_type(is_number(result.ideal), f"`result.ideal` should be a number, the ideal speedup, got "
+                                         f"{shown(result.ideal)}.")
+    require_array(x_sh, "x_sh")
     check_rows_sharded(x_sh, "x_sh")
     expect(
         result.baseline is not result.candidate and result.baseline.times != result.candidate.times,
@@ -71,6 +86,16 @@ def timing_comparison(result: Any, x_sh: Any) -> None:
     if abs(result.ideal - ideal) <= IDEAL_TOLERANCE * ideal:
         passed(f"timing comparison with ideal {result.ideal:.2f}x (one device kept {busy:.2f} of {cores} cores busy)")
         return
+    if len(result.candidate.cpu_times) == len(result.candidate.times):
+        # the sharded step keeps more cores busy than the one-device step; an ideal right with the two swapped back
+        # means that they are swapped
+        swapped = min(num_devices, cores / max(result.candidate.cores_busy, 1.0))
+        if result.candidate.cores_busy < busy and abs(result.ideal - swapped) <= IDEAL_TOLERANCE * swapped:
+            raise AssertionError(
+                f"The baseline and the candidate are swapped: the baseline kept {busy:.2f} cores busy and the "
+                f"candidate {result.candidate.cores_busy:.2f}, and your ideal {result.ideal:.3g} is right for the "
+                "candidate as the baseline. The baseline is the step on one device (the unsharded data), the "
+                "candidate the step on the sharded data: speedup(t_one, t_sharded, ideal, reason).")
     one_core_each = min(num_devices, cores)
     if abs(result.ideal - one_core_each) < 1e-6:
         raise AssertionError(

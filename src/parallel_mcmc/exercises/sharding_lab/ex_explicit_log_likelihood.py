@@ -9,8 +9,9 @@ from typing import Any, Callable, Sequence
 import jax
 import numpy as np
 
-from parallel_mcmc.exercises.common import call, expect, passed, jax_module, require_array
-from ._shared import check_lab_inputs, check_program, check_replicated_outputs, explicit, value_and_grad
+from parallel_mcmc.exercises.common import call, expect, passed, jax_module
+from ._shared import (check_lab_inputs, check_program, check_replicated_outputs, explicit, require_array,
+                      require_function, value_and_grad)
 
 __all__ = ["explicit_log_likelihood", "WRONG_ANSWERS"]
 
@@ -40,11 +41,14 @@ def explicit_log_likelihood(fn: Callable[..., Any], beta: Any, X: Any, y: Any, p
     ------
     AssertionError
         When the results, their types, the prints or the compiled program are wrong.
+    TypeError (WrongType, also an AssertionError)
+        When ``fn`` is not a function (its result), returns something other than a pair of arrays (a dict, one
+        number), or ``program`` is not the program's text (the compiled object).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.
     """
     jax = jax_module()
-    expect(callable(fn), "`fn` should be the function itself, not its result.")
+    require_function(fn, "fn", "the jitted function")
     mesh, axis, devices = check_lab_inputs(beta, X, y)
     explicit(X, "X")
     # A new batch size, in caches emptied, makes a jitted function trace again (also when the check runs twice),

@@ -7,8 +7,8 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from parallel_mcmc.exercises.common import expect, passed, describe, jax_module, require_array, same_layout
-from ._shared import check_xy_mesh, close, explicit
+from parallel_mcmc.exercises.common import WrongType, expect, expect_type, passed, describe, jax_module
+from ._shared import same_layout, check_xy_mesh, close, explicit, require_array, shown
 
 __all__ = ["explicit_product", "WRONG_ANSWERS"]
 
@@ -30,6 +30,9 @@ def explicit_product(a: Any, b: Any, prod: Any, predicted_type: str) -> None:
     ------
     AssertionError
         When an input's layout, the product or its type is wrong; the message names which, and how to fix it.
+    TypeError (WrongType, also an AssertionError)
+        When an input or the product is not a ``jax.Array`` (a NumPy array), or ``predicted_type`` is not a
+        string (the type object itself, ``None``).
     """
     jax = jax_module()
     P = jax.P
@@ -50,8 +53,20 @@ def explicit_product(a: Any, b: Any, prod: Any, predicted_type: str) -> None:
         f"y-split row should be split along both axes. Compute it as a * b from the sharded inputs.",
     )
     truth = str(jax.typeof(prod)).replace(" ", "")
+    if isinstance(predicted_type, type(jax.typeof(prod))):
+        raise WrongType(f"`predicted_type` is the type object jax.typeof returns ({predicted_type}); the exercise "
+                        "asks you to predict it before you print it, as a string such as 'float32[4@x,1]'.")
+    expect_type(isinstance(predicted_type, str),
+                f"`predicted_type` should be a string, the type as jax.typeof prints it, got {shown(predicted_type)}.")
+    given = predicted_type.replace(" ", "").replace('"', "").replace("'", "")
+    if given == truth.replace("@x", "@_").replace("@y", "@x").replace("@_", "@y"):
+        raise AssertionError(f"`predicted_type` {predicted_type!r} has the mesh axes swapped: the rows of the "
+                             "product come from `a`, the columns from `b`.")
+    if given == f"{prod.dtype}{list(prod.sharding.shard_shape(prod.shape))}".replace(" ", ""):
+        raise AssertionError(f"`predicted_type` {predicted_type!r} gives one device's block; jax.typeof gives the "
+                             "global shape, with each dimension's mesh axis after an @.")
     expect(
-        isinstance(predicted_type, str) and predicted_type.replace(" ", "") == truth,
+        given == truth,
         f"`predicted_type` {predicted_type!r} is not the type of the product; write it as jax.typeof "
         f"prints it, for example 'float32[4@x,1]' for a.",
     )

@@ -7,7 +7,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from parallel_mcmc.exercises.common import call, expect, passed, traced_program, uses
-from ._shared import check_lab_inputs, check_replicated_outputs, value_and_grad
+from ._shared import check_lab_inputs, check_replicated_outputs, require_function, value_and_grad
 
 __all__ = ["shard_map_log_likelihood", "WRONG_ANSWERS"]
 
@@ -33,10 +33,13 @@ def shard_map_log_likelihood(fn: Callable[..., Any], beta: Any, X: Any, y: Any,
     ------
     AssertionError
         When ``fn`` lacks ``shard_map`` or ``psum``, or a result is wrong or is not replicated.
+    TypeError (WrongType, also an AssertionError)
+        When ``fn`` is not a function (its output) or returns something other than a pair of arrays (a dict,
+        the log-likelihood alone).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.
     """
-    expect(callable(fn), "`fn` should be the shard_mapped function itself, not its output.")
+    require_function(fn, "fn", "the shard_mapped function")
     mesh, axis, devices = check_lab_inputs(beta, X, y)
     program = traced_program(fn, (beta, X, y), "fn(beta, X, y)")
     expect(

@@ -7,8 +7,8 @@ from typing import Any, Callable, Sequence
 import jax
 import numpy as np
 
-from parallel_mcmc.exercises.common import call, expect, passed, traced_program, uses, describe, jax_module, named, require_array
-from ._shared import check_lab_inputs, log_likelihood64, near
+from parallel_mcmc.exercises.common import call, expect, expect_type, passed, traced_program, uses, describe, jax_module
+from ._shared import check_lab_inputs, log_likelihood64, near, numbers, require_array, require_function, shown
 
 __all__ = ["shard_map_row_terms", "WRONG_ANSWERS"]
 
@@ -52,11 +52,13 @@ def shard_map_row_terms(fn: Callable[..., Any], beta: Any, X: Any, y: Any, cases
     ------
     AssertionError
         When ``fn`` does not use ``shard_map``, or its terms or their layout are wrong.
+    TypeError (WrongType, also an AssertionError)
+        When ``fn`` is not a function (its output) or returns something other than one array (a tuple, ``None``).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.
     """
     jax = jax_module()
-    expect(callable(fn), "`fn` should be the shard_mapped function itself, not its output.")
+    require_function(fn, "fn", "the shard_mapped function")
     mesh, axis, devices = check_lab_inputs(beta, X, y)
     expect(
         _uses(fn, (beta, X, y), "shard_map", "fn(beta, X, y)"),
@@ -66,7 +68,9 @@ def shard_map_row_terms(fn: Callable[..., Any], beta: Any, X: Any, y: Any, cases
 
     def verdict(out: Any, b: Any, where: str) -> None:
         terms, _ = log_likelihood64(b, X, y)
-        got = np.asarray(out, dtype=np.float64)
+        expect_type(not isinstance(out, (tuple, list, dict)),
+                    f"{where} returned {shown(out)}; return one array, each row's term.")
+        got = numbers(out, f"What {where} returned")
         if got.size == 1 and near(got.reshape(()), terms.sum()):
             raise AssertionError(f"{where} returned the log-likelihood, the sum of the rows' terms; return each "
                                  f"row's term, laid out like the rows (out_specs=P('{axis}')).")
@@ -81,6 +85,8 @@ def shard_map_row_terms(fn: Callable[..., Any], beta: Any, X: Any, y: Any, cases
                                   f"y z - log(1 + exp(z)) are {np.round(terms[:4], 4).tolist()}...")
 
     out = call(fn, beta, X, y, what="fn(beta, X, y)")
+    expect_type(not isinstance(out, (tuple, list, dict)),
+                f"fn(beta, X, y) returned {shown(out)}; return one array, each row's term.")
     require_array(out, "the output of fn")
     verdict(out, beta, "fn(beta, X, y)")
     expect(

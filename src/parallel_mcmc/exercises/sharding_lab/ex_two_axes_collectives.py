@@ -7,7 +7,9 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from parallel_mcmc.exercises.common import expect, passed, named
+from parallel_mcmc._validate import is_number
+from parallel_mcmc.exercises.common import WrongType, expect, expect_type, passed
+from ._shared import shown
 
 __all__ = ["predicted_collectives", "WRONG_ANSWERS"]
 
@@ -70,21 +72,37 @@ def predicted_collectives(predicted: Any, program: str, mesh_shape: Mapping[str,
     ------
     AssertionError
         When a predicted collective, its mesh axis or its size is wrong, naming it.
+    TypeError (WrongType, also an AssertionError)
+        When ``predicted`` is not a list of ``(kind, axis, bytes)`` triples of a string, a string and a number,
+        ``program`` is not the program's text (the compiled object) or ``mesh_shape`` not a mapping (the mesh).
     """
-    expect(isinstance(program, str) and "HloModule" in program,
-           "`program` should be the compiled program's text: jax.jit(f).lower(*args).compile().as_text().")
+    how = "jax.jit(f).lower(*args).compile().as_text()"
+    if callable(getattr(program, "as_text", None)):
+        raise WrongType(f"`program` is {type(program).__name__}, the program itself; give its text: {how}.")
+    expect_type(isinstance(program, str), f"`program` should be the compiled program's text, {how}, got "
+                                          f"{shown(program)}.")
+    expect("HloModule" in program, f"`program` should be the compiled program's text: {how}.")
+    if isinstance(getattr(mesh_shape, "shape", None), Mapping):
+        raise WrongType(f"`mesh_shape` is the mesh itself ({type(mesh_shape).__name__}); give its shape, "
+                        "dict(mesh.shape).")
+    expect_type(isinstance(mesh_shape, Mapping) and all(is_number(n) for n in mesh_shape.values()),
+                f"`mesh_shape` should be the mesh's {{axis name: size}}, dict(mesh.shape), got {shown(mesh_shape)}.")
     sizes = {str(a): int(n) for a, n in dict(mesh_shape).items()}
     expect(len(set(sizes.values())) == len(sizes),
            f"The mesh {sizes} has two axes of one size; a group's size cannot tell them apart.")
     actual = _collectives(program, sizes)
     axes = set(sizes) | {"+".join(sizes)}
-    expect(isinstance(predicted, (list, tuple)) and not isinstance(predicted, str),
-           "`predicted` should be a list of (kind, axis, bytes) triples, one for each collective.")
+    expect_type(isinstance(predicted, (list, tuple)),
+                f"`predicted` should be a list of (kind, axis, bytes) triples, one for each collective, got "
+                f"{shown(predicted)}.")
     triples = []
     for item in predicted:
-        expect(isinstance(item, (list, tuple)) and len(item) == 3,
-               f"{item!r} is not a (kind, axis, bytes) triple, such as ('all-reduce', 'model', 1024).")
+        expect_type(isinstance(item, (list, tuple)) and len(item) == 3,
+                    f"{shown(item)} is not a (kind, axis, bytes) triple, such as ('all-reduce', 'model', 1024).")
         kind, axis, nbytes = item
+        expect_type(isinstance(kind, str) and isinstance(axis, str) and is_number(nbytes),
+                    f"In {item!r} the kind and the mesh axis should be strings and the size a number of bytes, such "
+                    "as ('all-reduce', 'model', 1024).")
         expect(kind in {"all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute"},
                f"{kind!r} is not a collective's name in a compiled program: 'all-reduce', 'all-gather', "
                f"'reduce-scatter', 'all-to-all' or 'collective-permute' (psum compiles to an all-reduce, "
