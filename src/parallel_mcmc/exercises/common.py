@@ -62,13 +62,33 @@ def _is_tracing_error(err: BaseException) -> bool:
     }
 
 
+def _raising_line(err: BaseException) -> str:
+    """Where ``err`` was raised, as ``line N: <source>`` of the innermost frame that has source text, or ''."""
+    import linecache
+    import traceback
+
+    for frame in reversed(traceback.extract_tb(err.__traceback__)):
+        text = (frame.line or linecache.getline(frame.filename, frame.lineno or 0)).strip()
+        if text:
+            return f"line {frame.lineno}: {text}"
+    return ""
+
+
 def _describe_error(err: BaseException) -> tuple[str, str]:
-    """(type name, first lines of the message) of an exception, as the learner would read them."""
+    """(type name, first lines of the message) of an exception, as the learner would read them.
+
+    An exception without a message (a bare ``assert``, JAX's own empty ``AssertionError``) is described by the
+    line that raised it, so that the message never ends in nothing.
+    """
     name = getattr(err, "ename", None) or type(err).__name__
     text = str(getattr(err, "evalue", None) if getattr(err, "ename", None) else err).strip()
     lines = text.splitlines()
     short = "\n".join(lines[:6]) + (" ..." if len(lines) > 6 else "")
-    return name, short or "(no message)"
+    if short:
+        return name, short
+    where = _raising_line(err)
+    return name, ("with no message, at " + where if where else "with no message") + (
+        "; an assert without a message in your code? give it one, or raise an error that says what is wrong")
 
 
 def call(fn: Callable[..., Any], *args: Any, what: str, **kwargs: Any) -> Any:
@@ -188,9 +208,9 @@ def jax_module():
 
 
 def require_array(value: Any, name: str) -> None:
-    """Fail unless ``value`` is a ``jax.Array``, saying how to make one."""
+    """Fail (:class:`WrongType`) unless ``value`` is a ``jax.Array``, saying how to make one."""
     jax = jax_module()
-    expect(
+    expect_type(
         isinstance(value, jax.Array),
         f"`{name}` should be a jax.Array, got {type(value).__name__}. "
         f"Make it with jax.device_put(..., sharding) or as the output of a JAX function.",
