@@ -77,6 +77,29 @@ def test_draws_follow_a_correlated_4d_gaussian(correlated_runs):
     assert np.all(np.abs(correlations - 0.4) < 0.1), correlations
 
 
+
+@pytest.mark.parametrize("driver", ["lockstep", "state_machine"])
+def test_each_device_of_a_shard_map_draws_what_its_chains_draw_alone(driver):
+    """Under jax.shard_map (chains split over two devices) both drivers run, their loop carries cast to varying,
+    and each device's chains make the draws they make alone."""
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    mesh = jax.make_mesh((2,), ("chains",), devices=jax.devices()[:2])
+    sampler = NUTSMachine(standard_normal, dim=3, step_size=0.3)
+
+    def per_device(k, q):
+        out = getattr(sampler, driver)(k, q, 5)
+        return out._replace(iterations=out.iterations[None])
+
+    run = jax.jit(jax.shard_map(per_device, mesh=mesh, in_specs=P("chains"), out_specs=P("chains")))
+    k, q = keys(8, seed=3), jax.random.normal(jax.random.key(4), (8, 3))
+    both = run(*jax.device_put((k, q), NamedSharding(mesh, P("chains"))))
+    for half in range(2):
+        part = slice(4 * half, 4 * half + 4)
+        alone = jax.jit(getattr(sampler, driver), static_argnums=2)(k[part], q[part], 5)
+        np.testing.assert_array_equal(np.asarray(both.positions)[part], np.asarray(alone.positions))
+        assert int(np.asarray(both.iterations)[half]) == int(alone.iterations)
+
 @pytest.mark.parametrize("cap", [3, 5])
 def test_a_tiny_step_runs_into_the_tree_depth_cap(cap):
     nuts = NUTSMachine(standard_normal, dim=2, step_size=1e-4, max_num_doublings=cap)

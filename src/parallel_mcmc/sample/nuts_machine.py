@@ -134,6 +134,31 @@ def _step_all(sampler, state):
     return jax.lax.optimization_barrier(jax.vmap(sampler.advance)(jax.lax.optimization_barrier(state)))
 
 
+def _varying_axes(x) -> frozenset:
+    """The manual mesh axes (inside ``jax.shard_map``) over which ``x``'s value varies; empty elsewhere."""
+    aval = jax.typeof(x)
+    manual = getattr(aval, "manual_axis_type", None)
+    return frozenset(manual.varying) if manual is not None else frozenset(getattr(aval, "vma", ()) or ())
+
+
+def _vary_like(tree, reference):
+    """``tree`` with every leaf varying over the manual mesh axes that ``reference`` varies over (inside
+    ``jax.shard_map``; elsewhere ``tree`` as it is).
+
+    A loop's carry must keep its type; a counter or a buffer of zeros starts the same on every device, but becomes
+    device-varying once it takes in the chains' values, so it is cast to varying (``jax.lax.pcast``) at the start.
+    """
+    axes = _varying_axes(reference)
+    if not axes:
+        return tree
+
+    def cast(leaf):
+        missing = tuple(sorted(axes - _varying_axes(leaf)))
+        return jax.lax.pcast(leaf, missing, to="varying") if missing else leaf
+
+    return jax.tree.map(cast, tree)
+
+
 def _hold(keep, old, new):
     """``old`` where ``keep`` (one flag per chain) and ``new`` elsewhere, leaf by leaf."""
     def pick(a, b):
@@ -410,6 +435,7 @@ def _lockstep(sampler, keys, positions, num_draws):
     def one_draw(carry, d):
         iterations, point = carry
         state = jax.vmap(sampler.start, in_axes=(0, None) + (0,) * len(point))(keys, d, *point)
+        iterations, state = _vary_like((iterations, state), point[0])
 
         def body(loop):
             count, state = loop  # a finished chain's step is computed and thrown away: it waits
@@ -419,7 +445,8 @@ def _lockstep(sampler, keys, positions, num_draws):
         point, *stats = jax.vmap(sampler.result)(state)
         return (iterations, point), (point[0], *stats)
 
-    (iterations, _), (q, *stats) = jax.lax.scan(one_draw, (jnp.int32(0), point), jnp.arange(num_draws))
+    carry = _vary_like((jnp.int32(0), point), point[0])
+    (iterations, _), (q, *stats) = jax.lax.scan(one_draw, carry, jnp.arange(num_draws))
     return sampler._pack(jnp.swapaxes(q, 0, 1), [x.T for x in stats], iterations)
 
 
@@ -450,6 +477,6 @@ def _state_machine(sampler, keys, positions, num_draws):
         state = _hold(restart, start(keys, d, *point), state)
         return iterations + 1, d, state, records
 
-    iterations, _, _, (q, *stats) = jax.lax.while_loop(lambda carry: jnp.any(carry[1] < num_draws), body,
-                                                       (jnp.int32(0), d, state, records))
+    carry = _vary_like((jnp.int32(0), d, state, records), point[0])
+    iterations, _, _, (q, *stats) = jax.lax.while_loop(lambda carry: jnp.any(carry[1] < num_draws), body, carry)
     return sampler._pack(q, stats, iterations)
