@@ -68,7 +68,8 @@ def my_chains(fn: Callable[[int, int, int], Any], cases: Sequence[tuple[tuple[in
     AssertionError
         When ``fn`` gives a process other chains than its own share, or does not refuse an uneven split with a
         ``ValueError``.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function, or returns something other than a list of whole chain indices.
     NotImplementedError
         Passed on from the learner's function while it is still the stub.

@@ -53,7 +53,8 @@ def combine_chains(fn: Callable[[list], Any], cases: Sequence[Sequence[int]] | N
     ------
     AssertionError
         When the joined array has another shape or order than the chains.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function, or returns something other than one array of numbers (a list of the
         parts, ``None``).
     NotImplementedError

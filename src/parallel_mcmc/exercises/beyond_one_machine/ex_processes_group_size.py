@@ -55,7 +55,8 @@ def best_group(fn: Callable[..., Any], cases: Sequence[tuple[tuple, int]] | None
     ------
     AssertionError
         When ``fn`` picks another group size than the model's best, naming the case.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function, or returns something other than one whole number (a float, ``None``,
         a list of times).
     NotImplementedError

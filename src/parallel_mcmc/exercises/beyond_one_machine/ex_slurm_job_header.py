@@ -147,7 +147,8 @@ def job_header(fn: Callable[..., Any], cases: Sequence[tuple[tuple, dict]] | Non
     ------
     AssertionError
         When a header ``fn`` writes is wrong for its case; the message names the option.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function, or returns something other than one string (a list of lines, a dict of
         options, ``None``).
     NotImplementedError

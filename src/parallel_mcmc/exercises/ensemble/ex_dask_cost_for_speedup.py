@@ -70,7 +70,8 @@ def cost_for_speedup(fn: Callable[..., Any], cases: Sequence[tuple] | None = Non
     ------
     AssertionError
         When a cost is off, or ``fn`` finds one where none reaches the speedup (or none where one does).
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function, or returns something other than one number or ``None``.
     NotImplementedError
         Passed on from the learner's function while it is still the stub.

@@ -56,7 +56,8 @@ def vectorized_log_prob(fn: Callable[[np.ndarray], Any], cases: Sequence[tuple[A
     ------
     AssertionError
         When the log-densities ``fn`` gives for a batch of positions are wrong.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function, or returns something other than a NumPy array of floats (a JAX array,
         a list, ``None``, a number).
     NotImplementedError

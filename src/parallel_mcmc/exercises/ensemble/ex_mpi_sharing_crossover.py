@@ -53,7 +53,8 @@ def sharing_crossover(fn: Callable[..., Any], cases: Sequence[tuple] | None = No
     ------
     AssertionError
         When ``fn``'s crossover is wrong for a case: the message names the case and the slip it matches.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function, or returns something other than one number or ``None``.
     NotImplementedError
         Passed on from the learner's function while it is still the stub.

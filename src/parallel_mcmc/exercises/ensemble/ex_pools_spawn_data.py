@@ -56,7 +56,8 @@ def data_sent_once(
     ------
     AssertionError
         When the data travel with every task, or the set-up does not work under ``spawn``.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When an answer has the wrong type: ``log_prob_fn`` or the initializer not a function (the result of
         calling one), ``pool_kwargs`` not a dict, ``initargs`` not a tuple (``(data)`` without the comma is
         ``data`` itself), ``processes`` not a whole number.

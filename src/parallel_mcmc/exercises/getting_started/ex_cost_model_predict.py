@@ -58,7 +58,8 @@ def predict_sharded(fn: Callable[..., Any], cases: Sequence[tuple] | None = None
     ------
     AssertionError
         When a predicted time is wrong; the message says which case, and the mistake it matches.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function, or returns something other than one number (``None``, each device's times).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.

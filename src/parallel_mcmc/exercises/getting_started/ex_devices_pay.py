@@ -74,7 +74,8 @@ def steps_to_pay(fn: Callable[..., Any], cases: Sequence[tuple] | None = None) -
     ------
     AssertionError
         When ``fn``'s number of steps is wrong for a case.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function, or returns something other than one number or ``None`` (a dict, a string).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.

@@ -29,7 +29,8 @@ def placed_on_last_device(answer: Any, original: Any) -> None:
     ------
     AssertionError
         When ``answer`` holds other values, or lives elsewhere than on the last device alone.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``answer`` is not a ``jax.Array`` (a NumPy array, a list, the device, ``None``).
     """
     expect_type(isinstance(answer, jax.Array),

@@ -56,7 +56,8 @@ def bottleneck(fn: Callable[..., Any], cases: Sequence[Sequence[dict]] | None = 
     ------
     AssertionError
         When ``fn`` names another operation than the costliest one.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function, or returns something other than a string (an event, a total, ``None``).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.

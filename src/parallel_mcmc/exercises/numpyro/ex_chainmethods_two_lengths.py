@@ -52,7 +52,8 @@ def split_compile(fn: Callable[[float, int, float, int], Any],
     ------
     AssertionError
         When ``fn``'s answer differs from the model's on a case, with the case named.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function, or returns something other than a pair of numbers (one number, a dict).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.

@@ -55,7 +55,8 @@ def gaussian_consensus(fn: Callable[[np.ndarray, np.ndarray], Any], cases: Seque
     ------
     AssertionError
         When the combined mean or covariance is wrong.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function, or does not return a pair of arrays of the right shapes (the mean alone, a
         dict, ``None``).
     NotImplementedError

@@ -54,7 +54,8 @@ def max_draws(fn: Callable[..., Any], cases: Sequence[tuple] | None = None) -> N
     ------
     AssertionError
         When ``fn`` returns another number of draws than fits, naming the case and how it was missed.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function, or returns something other than one number (``None``, a dict).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.

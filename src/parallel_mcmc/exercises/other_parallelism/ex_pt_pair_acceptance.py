@@ -74,7 +74,8 @@ def pair_acceptance(fn: Callable[..., Any], cases: Sequence[tuple] | None = None
     ------
     AssertionError
         When a swap probability is wrong: the message names the pair and the case.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function, or returns something other than an array of numbers (``None``, a dict,
         one number for all the replicas).
     NotImplementedError

@@ -115,7 +115,8 @@ def sharded_gradient(fn: Callable[..., Any], X: Any, y: Any, prior_sd: float,
     ------
     AssertionError
         When the gradient is wrong, or is not computed from the sharded rows.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function, ``X`` not a ``jax.Array``, ``prior_sd`` not a number, or ``fn`` returns
         something other than an array of numbers (a (value, gradient) pair, ``None``).
     NotImplementedError

@@ -48,7 +48,8 @@ def next_temperature(fn: Callable[..., Any], log_likelihoods: Any, cases: Sequen
     ------
     AssertionError
         When the exponent ``fn`` finds is wrong for the particles' log-likelihoods.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function, returns something other than one number (an array, a tuple, ``None``),
         or ``log_likelihoods`` is not an array of numbers.
     NotImplementedError

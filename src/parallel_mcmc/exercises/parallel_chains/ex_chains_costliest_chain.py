@@ -54,7 +54,8 @@ def costliest_chain(fn: Callable[[np.ndarray], Any], cases: Sequence[Any] | None
     ------
     AssertionError
         When ``fn`` picks another chain, or a wrong count of steps.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function, or returns something other than a pair of numbers (one number, a dict).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.

@@ -27,7 +27,8 @@ def faster_method(choice: Any, timings: Mapping[str, Any]) -> None:
     ------
     AssertionError
         When ``timings`` are not two timings, or ``choice`` is not the faster method.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``timings`` is not a dict of :class:`~parallel_mcmc.measure.Timing`, or ``choice`` is not a string.
     """
     expect_type(

@@ -52,7 +52,8 @@ def grouped_efficiency(fn: Callable[..., Any], cases: Sequence[tuple] | None = N
     ------
     AssertionError
         When an efficiency is wrong; the message names the case.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function, or returns something other than one number (``None``, one per group).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.

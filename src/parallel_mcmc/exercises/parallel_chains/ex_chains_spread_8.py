@@ -76,7 +76,8 @@ def spread_chains(positions: Any, reference: Mapping[str, Any], spread: Callable
     AssertionError
         When the positions are not the eight chains' laid out over the two devices, or ``spread`` uses one of the
         book's runners (passed as it is or called inside the learner's function) or runs the chains in lockstep.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``positions`` is not a dict of ``jax.Array``, or ``spread`` is not a function.
     NotImplementedError
         Passed on from the learner's function while it is still the stub.

@@ -63,7 +63,8 @@ def time_to_target(fn: Callable[..., Any], cases: Sequence[tuple[tuple, Any]] | 
     ------
     AssertionError
         When the draws or the time are wrong for a case, or are not None where R-hat is too high.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function, or returns something other than a pair of numbers or None (a dict, one number).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.

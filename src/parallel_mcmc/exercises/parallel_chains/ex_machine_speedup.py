@@ -50,7 +50,8 @@ def machine_speedup(fn: Callable[..., Any], cases: Sequence[tuple] | None = None
     ------
     AssertionError
         When a speedup ``fn`` gives is wrong for its case, naming the case.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function, or returns something other than one number (``None``, one per chain).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.

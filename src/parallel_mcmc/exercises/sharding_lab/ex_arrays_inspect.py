@@ -31,7 +31,8 @@ def inspect_sharding(A_sharded: Any, devices_used: Any, block_shape: Any) -> Non
     ------
     AssertionError
         When the devices or the block shape are wrong; the message says how to find them.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``devices_used`` is not a collection of devices (a count, the method ``A_sharded.devices`` uncalled)
         or ``block_shape`` is not a tuple of whole numbers (``None``, a string, one number).
     """

@@ -31,7 +31,8 @@ def place_on_mesh(A_sharded: Any, A: Any, mesh: Any) -> None:
     ------
     AssertionError
         When ``A_sharded`` is not ``A`` split as ``P('x', 'y')`` over the mesh.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``A_sharded`` is not a ``jax.Array`` (a NumPy array, ``None``) or ``mesh`` is not a mesh.
     """
     jax = jax_module()

@@ -49,7 +49,8 @@ def partition_specs(predictions: Mapping[Any, Any], mesh: Any, shape: tuple[int,
     ------
     AssertionError
         When a prediction is missing or wrong, naming its spec.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``predictions`` is not a dict keyed by PartitionSpecs, an entry is not a pair (block shape, copies),
         or ``shape`` is not a tuple of whole numbers.
     """

@@ -33,7 +33,8 @@ def data_parallel_log_likelihood(value: Any, grad: Any, beta: Any, X: Any, y: An
     ------
     AssertionError
         When a result is wrong or not replicated, or the program moves the data; the message says which.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When a result is not a ``jax.Array`` (a Python float, ``None``) or ``program`` is not the program's text
         (the function, the compiled object).
     """

@@ -36,7 +36,8 @@ def auto_shardings(B: Any, C: Any, mesh: Any, sum_spec: Any, matmul_spec: Any) -
     ------
     AssertionError
         When ``B`` or ``C`` is laid out otherwise, or a predicted spec is not what ``jit`` made.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``B`` or ``C`` is not a ``jax.Array``, or a prediction is not a ``PartitionSpec`` (a string, a
         ``NamedSharding``, ``None``).
     """

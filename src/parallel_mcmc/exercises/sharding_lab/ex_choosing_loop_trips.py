@@ -61,7 +61,8 @@ def device_trips(fn: Callable[..., Any], cases: Any = None) -> None:
     ------
     AssertionError
         When a device's count of loop trips is wrong.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function (the counts it returns) or returns something other than two arrays of
         numbers (``None``, a dict, one array).
     NotImplementedError

@@ -33,7 +33,8 @@ def sharded_training(x_sh: Any, y_sh: Any, params_rep: Any, losses: Any) -> None
     ------
     AssertionError
         When the data are not split by rows, a parameter is not replicated, or the loss did not halve.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When the data or a parameter is not a ``jax.Array`` (a NumPy array), or ``losses`` holds no numbers
         (``None``, a dict, the training function).
     """

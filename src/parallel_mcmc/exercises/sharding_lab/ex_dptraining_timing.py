@@ -45,7 +45,8 @@ def timing_comparison(result: Any, x_sh: Any) -> None:
     AssertionError
         When the timings or their ideal are not what the exercise asks (the baseline and the candidate swapped,
         say), with the reason.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``result`` is not a ``Speedup`` (one ``Timing``, a number) or ``x_sh`` is not a ``jax.Array``.
     """
     if isinstance(result, Timing):

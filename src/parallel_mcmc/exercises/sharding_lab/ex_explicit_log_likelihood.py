@@ -41,7 +41,8 @@ def explicit_log_likelihood(fn: Callable[..., Any], beta: Any, X: Any, y: Any, p
     ------
     AssertionError
         When the results, their types, the prints or the compiled program are wrong.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function (its result), returns something other than a pair of arrays (a dict, one
         number), or ``program`` is not the program's text (the compiled object).
     NotImplementedError

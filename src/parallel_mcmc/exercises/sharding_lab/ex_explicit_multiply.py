@@ -30,7 +30,8 @@ def explicit_product(a: Any, b: Any, prod: Any, predicted_type: str) -> None:
     ------
     AssertionError
         When an input's layout, the product or its type is wrong; the message names which, and how to fix it.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When an input or the product is not a ``jax.Array`` (a NumPy array), or ``predicted_type`` is not a
         string (the type object itself, ``None``).
     """

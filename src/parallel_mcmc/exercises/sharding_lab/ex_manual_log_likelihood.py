@@ -33,7 +33,8 @@ def shard_map_log_likelihood(fn: Callable[..., Any], beta: Any, X: Any, y: Any,
     ------
     AssertionError
         When ``fn`` lacks ``shard_map`` or ``psum``, or a result is wrong or is not replicated.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function (its output) or returns something other than a pair of arrays (a dict,
         the log-likelihood alone).
     NotImplementedError

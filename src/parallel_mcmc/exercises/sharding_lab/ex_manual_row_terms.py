@@ -52,7 +52,8 @@ def shard_map_row_terms(fn: Callable[..., Any], beta: Any, X: Any, y: Any, cases
     ------
     AssertionError
         When ``fn`` does not use ``shard_map``, or its terms or their layout are wrong.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``fn`` is not a function (its output) or returns something other than one array (a tuple, ``None``).
     NotImplementedError
         Passed on from the learner's function while it is still the stub.

@@ -72,7 +72,8 @@ def predicted_collectives(predicted: Any, program: str, mesh_shape: Mapping[str,
     ------
     AssertionError
         When a predicted collective, its mesh axis or its size is wrong, naming it.
-    TypeError (WrongType, also an AssertionError)
+    TypeError
+        A ``WrongType``, also an ``AssertionError``.
         When ``predicted`` is not a list of ``(kind, axis, bytes)`` triples of a string, a string and a number,
         ``program`` is not the program's text (the compiled object) or ``mesh_shape`` not a mapping (the mesh).
     """
