@@ -181,3 +181,32 @@ def test_every_chapter_slices_to_the_same_exercises(path, tmp_path):
     again = make_student_notebook(target, tmp_path)
     assert [e.as_metadata() for e in again.exercises] == [e.as_metadata() for e in edition.exercises]
     assert [e.solution_code for e in again.exercises] == [e.solution_code for e in edition.exercises]
+
+
+def test_a_submission_is_sliced_with_the_learners_answer_among_the_roots(tmp_path):
+    """The grader's slice of an assembled submission (no kernel): the cells the learner's answer reads are kept,
+    the others emptied in place (every cell keeps its index); an answer the analysis cannot read slices nothing."""
+    import copy
+
+    from booktools.coursework.edition import with_answers
+    from booktools.coursework.grade.assemble import assemble_submission, slice_submission
+
+    sweep = "sweep = [np.linalg.eigvalsh(np.ones((n, n))) for n in range(2, 400)]"
+    path = tmp_path / "chapters" / "toy.md"
+    path.parent.mkdir(parents=True)
+    path.write_text(chapter("\n---\n".join([SET_UP, sweep, "shift = 0.5", "extra = 3", NEEDS])), encoding="utf-8")
+    edition = make_student_notebook(path, tmp_path)
+    book_answer = "def answer(x):\n    return scale * helper(x) + offset"
+    for answer, reads_extra in ((book_answer, False), (book_answer + " + extra", True)):
+        sub = with_answers(copy.deepcopy(edition.notebook), {"ex-toy": [answer]})
+        nb, *_ = assemble_submission(sub, path, tmp_path, tmp_path, 0)
+        before = [c.source for c in nb.cells]
+        dropped, why = slice_submission(nb)
+        assert why is None and len(nb.cells) == len(before)
+        assert sorted(before[i] for i in dropped) == sorted([sweep] + ([] if reads_extra else ["extra = 3"]))
+        assert all(nb.cells[i].source == ("" if i in dropped else before[i]) for i in range(len(before)))
+    sub = with_answers(copy.deepcopy(edition.notebook), {"ex-toy": ["def answer(x:\n    return x"]})
+    nb, *_ = assemble_submission(sub, path, tmp_path, tmp_path, 0)
+    before = [c.source for c in nb.cells]
+    dropped, why = slice_submission(nb)
+    assert dropped == [] and "not Python" in why and [c.source for c in nb.cells] == before

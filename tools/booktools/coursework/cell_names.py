@@ -42,6 +42,7 @@ class CellNames:
     changed: set[str] = field(default_factory=set)  # names of objects it may change in place
     imported: set[str] = field(default_factory=set)  # names it binds by importing
     setup: bool = False  # changes the process's global state at top level
+    readable: bool = True  # False: not Python the analysis can parse (it then reads and binds every word)
 
     @property
     def reads(self) -> set[str]:
@@ -319,7 +320,7 @@ def cell_names(source: str) -> tuple[CellNames, dict[str, tuple[set[str], set[st
         tree = ast.parse("\n".join(code))
     except SyntaxError:  # not Python the analysis can read: it reads and binds every word in it
         words = set(_WORD.findall(source))
-        out.statements, out.bound = [(words, set())], words
+        out.statements, out.bound, out.readable = [(words, set())], words, False
         return out, {}
     for stmt in tree.body:
         out.statements.append((_block_reads([stmt], set()), _binds(stmt, every_target=True)))

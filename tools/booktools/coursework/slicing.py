@@ -30,9 +30,10 @@ comment in the cell saying why. A slice that misses a cell fails loudly: the sol
 raises (a ``NameError`` or a ``KeyError``), so its exercise does not pass; :func:`describe` says which
 cells were dropped, for the message that reports such a failure.
 
-The slice is made for the book's own solutions, in the tests (``tests/tools/test_grade.py``): a
-learner's answer may read a name, or rely on a cell's side effect, that the book's solution does not,
-so the grader always runs the whole chapter for a submission.
+The grader slices a submission too (:func:`booktools.coursework.grade.assemble.slice_submission`), with
+the learner's own answer cells as roots: a learner's answer may read a name, or rely on a cell's side
+effect, that the book's solution does not, so what the answer reads is kept, and an answered exercise
+that raises on the slice (what the analysis cannot see) is graded again on the whole chapter.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Grade submitted student notebooks, with verdicts computed where the submission cannot reach.
 
 ``python -m booktools.coursework.grade SUBMISSION.ipynb [...] [--json grades.json] [--csv grades.csv]
-[--roster roster.csv] [--feedback DIR] [--jobs N]``. A submission is untrusted code. For each one the grader goes through five stages,
+[--roster roster.csv] [--feedback DIR] [--jobs N] [--whole]``. A submission is untrusted code. For each one the grader goes through five stages,
 one module each:
 
 1. :mod:`~booktools.coursework.grade.read` reads it as data (JSON or MyST text)
@@ -15,7 +15,12 @@ one module each:
    submission's metadata and outputs are ignored. Each check cell is replaced
    by the harness (:mod:`booktools.coursework.harness`), which records the values
    the check is given and what the learner's functions return for the check's
-   inputs and for unseen inputs the grader draws afresh;
+   inputs and for unseen inputs the grader draws afresh.
+   Then (:func:`~booktools.coursework.grade.assemble.slice_submission`) it empties
+   the code cells that neither the checks nor the learner's answer cells need
+   (:mod:`booktools.coursework.slicing`, from the source text only): a timing sweep
+   or a plot no exercise reads does not run. An answer the analysis cannot read has
+   the whole chapter run; ``--whole`` runs every chapter whole;
 3. :mod:`~booktools.coursework.grade.run` runs that notebook in a sandboxed kernel
    (:mod:`booktools.coursework.sandbox`): no network, the user ``nobody``, a root
    file system of its own that holds the Python environment and the system folders
@@ -42,7 +47,11 @@ the grader can run: graded by hand, left out of the score). A question inside an
 answered in words (marked ``<!-- graded by hand: NAME -->`` in the chapter) is listed with its
 exercise (``ExerciseResult.parts``) as ``label:NAME``, ``manual``, with its points and the learner's answer. An exercise earns its points (the
 chapter's front matter ``exercise_points``, default 1) when it passes, and the share of its unseen
-cases it passed when it fails only on some of them. Execution goes on after errors; a
+cases it passed when it fails only on some of them. An answered exercise that gets ``error`` or
+``timeout`` on the slice, or ``failed`` because the learner's function raised, has the whole chapter
+graded again, and the whole run gives every grade (the report's notes say ``graded whole: ...``): the
+slice may have left out a cell the answer reaches where the analysis cannot see (``globals()``, a string,
+a file). Execution goes on after errors; a
 cell that runs out of time is interrupted, and a kernel that does not come back
 (or dies) is replaced, the cells that had run are run again (except the
 offending one) and grading continues.
@@ -55,6 +64,7 @@ import asyncio
 import copy
 from concurrent.futures import ThreadPoolExecutor
 import os
+import re
 import secrets
 import shutil
 import sys
@@ -62,14 +72,16 @@ import tempfile
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 import nbformat
 
 from .. import sandbox
-from ..edition import exercise_chapters, find_book_root, make_student_notebook
-from .assemble import assemble_submission
+from ..edition import StudentEdition, exercise_chapters, find_book_root, make_student_notebook
+from ..markdown import META
+from .assemble import assemble_submission, slice_submission
 from .read import SUBMISSION_LIMIT_BYTES, match_chapter, read_submission, structure, written_answers  # noqa: F401 - the limit, re-exported
 from .report import (  # noqa: F401 - re-exported
     STATUSES,
@@ -116,18 +128,85 @@ def _unlocked():
 
 
 def grade_notebook(path: str | Path, cell_timeout: float = 300, notebook_timeout: float = 1800,
-                   book: Path | None = None, hide: Sequence[Path] = (), seed: int | None = None) -> NotebookReport:
+                   book: Path | None = None, hide: Sequence[Path] = (), seed: int | None = None,
+                   whole: bool = False) -> NotebookReport:
     """Grade one submission (see the module's docstring); ``seed`` fixes the unseen inputs (default: fresh).
+
+    The chapter runs on its slice (:func:`~booktools.coursework.grade.assemble.slice_submission`: only the
+    cells the checks and the learner's answers need), and again whole if an answered exercise gets ``error``
+    or ``timeout`` there, or fails because the learner's function raised; ``whole`` runs every cell of the
+    chapter from the start.
 
     Safe to call from several threads at once (:func:`grade` does with ``jobs``): the kernels and verdict runners of
     different submissions run at the same time, the rest takes turns.
     """
     with _SERIAL:
-        return _grade_notebook(Path(path), cell_timeout, notebook_timeout, book, hide, seed)
+        return _grade_notebook(Path(path), cell_timeout, notebook_timeout, book, hide, seed, whole)
+
+
+@dataclass
+class _Run:
+    """One run of an assembled chapter: its exercises' results, the kernel's problems, the cells left out."""
+
+    exercises: list[ExerciseResult]
+    problems: list[str]
+    dropped: list[int]  # the indices of the code cells left out (emptied)
+    answered: set[str]  # the exercises whose answer cells are not the stub as the book gives it
+
+
+def _run_chapter(sub: nbformat.NotebookNode, chapter: Path, book: Path, student_edition: StudentEdition, seed: int,
+                 cell_timeout: float, notebook_timeout: float, hide: Sequence[Path], problems: list[str],
+                 whole: bool) -> _Run:
+    """Assemble the submission (on the chapter's slice unless ``whole``), run it in a fresh sandbox, judge it."""
+    problems = list(problems)
+    with tempfile.TemporaryDirectory(prefix="coursework-") as tmp:
+        job = Path(tmp)
+        work = job / "work"
+        work.mkdir()
+        copy_helper(job / "lib")
+        nb, checks, unchecked, devices, notes = assemble_submission(sub, chapter, book, work, seed)
+        edition = copy.deepcopy(nb)
+        dropped: list[int] = []
+        if not whole:
+            dropped, why = slice_submission(nb)
+            if why:
+                problems.append(f"graded whole: {why}")
+        edition_file = work / chapter.with_suffix(".ipynb").name
+        nbformat.write(student_edition.notebook, edition_file)
+        os.chmod(job, 0o755)
+        if os.geteuid() == 0:
+            shutil.chown(work, sandbox.USER, sandbox.GROUP)
+        os.chmod(work, 0o700)
+        with _unlocked():
+            results = asyncio.run(execute(nb, cell_timeout, notebook_timeout, job, kernel_env(job), problems,
+                                          hide=hidden_paths(book, hide)))
+        labels, roles, _ = structure(edition)
+        items, owners = observations(labels, checks)
+        with _unlocked():
+            verdicts = run_verdict_runner(items, devices, timeout=max(120.0, notebook_timeout / 2)) if items else []
+    exercises = exercise_results(nb, labels, roles, unchecked, notes, results, owners, verdicts, cell_timeout)
+    # an exercise left as its stub fails on the slice as it does whole: only the answered ones are worth a rerun
+    stubs = {e.label: set(e.stubs) for e in student_edition.exercises}
+    answers: dict[str, list[str]] = {}
+    for cell in edition.cells:
+        meta = cell.metadata.get(META) or {}
+        if cell.cell_type == "code" and meta.get("role") == "answer":
+            answers.setdefault(meta.get("exercise"), []).append(cell.source)
+    answered = {label for label, sources in answers.items() if not all(src in stubs.get(label, ()) for src in sources)}
+    return _Run(exercises, problems, dropped, answered)
+
+
+# how a check reports an exception of the learner's function (``parallel_mcmc.exercises.common``)
+_RAISED = re.compile(r"\braised [A-Za-z_][\w.]*:|failed while JAX traced it")
+
+
+def _suspect(result: ExerciseResult) -> bool:
+    """Whether an exercise's result on the chapter's slice may come from a cell the slice left out."""
+    return result.status in ("error", "timeout") or (result.status == "failed" and bool(_RAISED.search(result.message)))
 
 
 def _grade_notebook(path: Path, cell_timeout: float, notebook_timeout: float, book: Path | None,
-                    hide: Sequence[Path], seed: int | None) -> NotebookReport:
+                    hide: Sequence[Path], seed: int | None, whole: bool = False) -> NotebookReport:
     start = time.monotonic()
     try:
         sub = read_submission(path)
@@ -144,43 +223,37 @@ def _grade_notebook(path: Path, cell_timeout: float, notebook_timeout: float, bo
         return NotebookReport(str(path), None, [], time.monotonic() - start, problems)
     source = chapter.relative_to(book).as_posix()
     seed = secrets.randbelow(2**31) if seed is None else int(seed)
-    with tempfile.TemporaryDirectory(prefix="coursework-") as tmp:
-        job = Path(tmp)
-        work = job / "work"
-        work.mkdir()
-        copy_helper(job / "lib")
-        nb, checks, unchecked, devices, notes = assemble_submission(sub, chapter, book, work, seed)
-        edition = copy.deepcopy(nb)
-        edition_file = work / Path(source).with_suffix(".ipynb").name
-        student_edition = make_student_notebook(chapter, book)
-        nbformat.write(student_edition.notebook, edition_file)
-        os.chmod(job, 0o755)
-        if os.geteuid() == 0:
-            shutil.chown(work, sandbox.USER, sandbox.GROUP)
-        os.chmod(work, 0o700)
-        with _unlocked():
-            results = asyncio.run(execute(nb, cell_timeout, notebook_timeout, job, kernel_env(job), problems,
-                                          hide=hidden_paths(book, hide)))
-        labels, roles, _ = structure(edition)
-        items, owners = observations(labels, checks)
-        with _unlocked():
-            verdicts = run_verdict_runner(items, devices, timeout=max(120.0, notebook_timeout / 2)) if items else []
-    exercises = exercise_results(nb, labels, roles, unchecked, notes, results, owners, verdicts, cell_timeout)
+    student_edition = make_student_notebook(chapter, book)
+    run = _run_chapter(sub, chapter, book, student_edition, seed, cell_timeout, notebook_timeout, hide, problems, whole)
+    # On the slice an exception may come from a cell the analysis missed (a name reached through ``globals()`` or
+    # a string, a file, a side effect): an answered exercise that got ``error`` or ``timeout`` there, or ``failed``
+    # because the learner's function raised (the check reports it as "f(...) raised KeyError: ..."), has the whole
+    # chapter run again, and the whole run's results are the grades. Any other ``failed`` check ran on the
+    # learner's values. An exercise left as its stub fails the same way whole: it needs no second run.
+    suspect = [e for e in run.exercises if e.label in run.answered and _suspect(e)] if run.dropped else []
+    if suspect:
+        why = "; ".join(f"{e.label} got {e.status} on the chapter's slice ({e.message})" for e in suspect)
+        run = _run_chapter(sub, chapter, book, student_edition, seed, cell_timeout, notebook_timeout, hide, problems,
+                           whole=True)
+        run.problems.append(f"graded whole: {why}; the whole chapter ran again and its results are the grades")
+    exercises = run.exercises
     points = {e.label: e.points for e in student_edition.exercises}
     for ex in exercises:
         ex.points = points.get(ex.label, 1.0)
     parts = [part for e in student_edition.exercises for part in e.parts]
     exercises = with_written_parts(exercises, parts, written_answers(sub, parts))
-    return NotebookReport(str(path), source, exercises, time.monotonic() - start, problems)
+    return NotebookReport(str(path), source, exercises, time.monotonic() - start, run.problems,
+                          skipped_cells=len(run.dropped))
 
 
 def grade(paths: Sequence[str | Path], cell_timeout: float = 300, notebook_timeout: float = 1800,
           book: Path | None = None, hide: Sequence[Path] = (), jobs: int = 1,
-          roster: dict[str, str] | None = None) -> list[NotebookReport]:
+          roster: dict[str, str] | None = None, whole: bool = False) -> list[NotebookReport]:
     """Grade several submissions, one fresh sandbox each, ``jobs`` at a time; the reports in the order of
-    ``paths``, each with its student's id (:func:`~booktools.coursework.grade.report.student_ids`)."""
+    ``paths``, each with its student's id (:func:`~booktools.coursework.grade.report.student_ids`).
+    ``whole`` runs every chapter whole, not on its slice (:func:`grade_notebook`)."""
     def one(path):
-        return grade_notebook(path, cell_timeout, notebook_timeout, book, hide)
+        return grade_notebook(path, cell_timeout, notebook_timeout, book, hide, whole=whole)
 
     if jobs > 1 and len(paths) > 1:
         # threads: each drives its own sandboxed kernel and verdict-runner process, in its own event loop
@@ -233,6 +306,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--hide", type=Path, action="append", default=[],
                         help="a folder inside the Python environment or /usr that the submissions must not see "
                              "(a copy of the book, say; nothing else of the machine is in the sandbox); repeat as needed")
+    parser.add_argument("--whole", action="store_true",
+                        help="run every chapter whole (default: only the cells the checks and the answers need, "
+                             "and the whole chapter again where an answered exercise then gets error or timeout)")
     args = parser.parse_args(argv)
     book = args.book.resolve() if args.book is not None else default_book()
     missing = [str(p) for p in args.submissions if not p.is_file()]
@@ -254,7 +330,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: cannot read the roster: {err}", file=sys.stderr)
             return 2
     version = book_version(book)  # read before grading: the book as it was when the grading began
-    reports = grade(args.submissions, args.cell_timeout, args.timeout, book, args.hide, jobs=args.jobs, roster=roster)
+    reports = grade(args.submissions, args.cell_timeout, args.timeout, book, args.hide, jobs=args.jobs, roster=roster,
+                    whole=args.whole)
     if roster is not None:
         unlisted = [str(p) for p in args.submissions if str(p) not in roster and p.name not in roster]
         if unlisted:

@@ -4,7 +4,8 @@ Every cell comes from the book except the learner's answer cells, which take the
 place of the stubs. Each check cell is parsed (:func:`_parse_checks`) and
 replaced by an observation cell that runs the harness
 (:mod:`booktools.coursework.harness`) on the check's calls, with unseen inputs
-drawn from :mod:`booktools.coursework.references`.
+drawn from :mod:`booktools.coursework.references`. :func:`slice_submission` then
+empties the code cells that neither the checks nor the learner's answers need.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ import nbformat
 from .. import harness, references
 from ..harness import encode
 from ..edition import make_student_notebook
+from ..cell_names import cell_names
 from ..markdown import META
+from ..slicing import needed
 from .read import edited_checks, submitted_answers
 
 
@@ -189,8 +192,9 @@ def assemble_submission(sub: nbformat.NotebookNode, chapter: Path, book: Path, w
                     unseen = [[index, [encode(tuple(args)) for args in make_calls(references.unseen(name, call_seed))]]]
                 entries.append((call, str(path), unseen))
                 checks.setdefault(label, []).append((call, path, call_seed))
+            # the book's check cell travels in the metadata (never run): the slice is found from what it reads
             cells.append(nbformat.v4.new_code_cell(_observation_cell(entries, other),
-                                                   metadata={META: {"exercise": label, "role": "check"}}))
+                                                   metadata={META: {"exercise": label, "role": "check", "book": cell.source}}))
             continue
         new = copy.deepcopy(cell)
         if new.cell_type == "code":
@@ -202,3 +206,47 @@ def assemble_submission(sub: nbformat.NotebookNode, chapter: Path, book: Path, w
         cell["id"] = f"graded-{n}"
     notes = edited_checks(sub, {e.label: list(e.checks) for e in edition.exercises})
     return nb, checks, [lab for lab in unchecked if lab not in checks], _devices(edition.notebook), notes
+
+
+def slice_submission(nb: nbformat.NotebookNode) -> tuple[list[int], str | None]:
+    """Empty, in place, the code cells of the assembled notebook ``nb`` that no exercise needs.
+
+    The roots are the cells of the exercises: the learner's answer cells (what they read is kept, whether the
+    book's solution reads it or not) and the check cells (read as the book wrote them, not as the harness's
+    observation cells); :func:`booktools.coursework.slicing.needed` finds the cells they need, the set-up cells
+    and the cells tagged ``grade-keep`` among them (``grade-drop`` drops one). A dropped cell keeps its place
+    with an empty source, which the kernel skips: every later stage finds the cells at the same indices.
+    The analysis reads source text only (``ast``), in the grader's process; nothing of the submission runs.
+
+    Parameters
+    ----------
+    nb
+        The notebook to run (:func:`assemble_submission`); changed in place unless the whole chapter must run.
+
+    Returns
+    -------
+    dropped : list of int
+        The indices of the emptied cells (none: the whole chapter runs).
+    whole : str or None
+        Why the whole chapter runs (an answer cell that is not Python the analysis can read, or the analysis
+        failed), None if the slice was made.
+    """
+    view, roots = [], []
+    try:
+        for cell in nb.cells:
+            meta = cell.metadata.get(META) or {}
+            is_root = cell.cell_type == "code" and meta.get("exercise") is not None
+            if is_root and meta.get("role") == "answer" and not cell_names(cell.source)[0].readable:
+                return [], f"an answer cell of {meta['exercise']} is not Python the grader can read"
+            if is_root and meta.get("role") == "check" and isinstance(meta.get("book"), str):
+                cell = nbformat.v4.new_code_cell(meta["book"], metadata=cell.metadata)
+            view.append(cell)
+            roots.append(is_root)
+        keep = needed(view, roots)
+    except (RecursionError, MemoryError, ValueError, SyntaxError) as err:  # source the analysis cannot take in
+        return [], f"the cells could not be analysed ({type(err).__name__})"
+    dropped = [i for i, (cell, why) in enumerate(zip(nb.cells, keep))
+               if cell.cell_type == "code" and why is None and cell.source.strip()]
+    for i in dropped:
+        nb.cells[i].source = ""
+    return dropped, None

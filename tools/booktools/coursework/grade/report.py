@@ -71,6 +71,8 @@ class NotebookReport:
     seconds: float
     problems: list[str] = field(default_factory=list)
     student: str = ""  # the student's id (see :func:`student_ids`); the file's stem when not set
+    # code cells of the chapter left out of the run: no exercise needed them (0: the whole chapter ran)
+    skipped_cells: int = 0
 
     def items(self) -> list[ExerciseResult]:
         """Every exercise, each followed by its questions graded by hand (:attr:`ExerciseResult.parts`)."""
@@ -92,6 +94,7 @@ class NotebookReport:
             "score": self.score,
             "total": self.total,
             "seconds": round(self.seconds, 1),
+            "skipped_cells": self.skipped_cells,
             "exercises": [e.as_dict() for e in self.exercises],
             "problems": list(self.problems),
         }
@@ -204,6 +207,7 @@ def print_reports(reports: Sequence[NotebookReport], console=None) -> None:
             table.add_row(ex.label, f"[{_STYLE[ex.status]}]{ex.status}[/]", _points(ex), escape(message))
         by_hand = sum(e.status in BY_HAND for e in rep.items())
         table.caption = f"score {rep.score} / {rep.total}, {rep.seconds:.0f} s" + (
+            f", {rep.skipped_cells} unneeded cell(s) skipped" if rep.skipped_cells else "") + (
             f", {by_hand} to grade by hand" if by_hand else "")
         console.print(table)
         for problem in rep.problems:
