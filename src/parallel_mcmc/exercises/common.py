@@ -210,11 +210,11 @@ def jax_module():
 def require_array(value: Any, name: str) -> None:
     """Fail (:class:`WrongType`) unless ``value`` is a ``jax.Array``, saying how to make one."""
     jax = jax_module()
-    expect_type(
-        isinstance(value, jax.Array),
-        f"`{name}` should be a jax.Array, got {type(value).__name__}. "
-        f"Make it with jax.device_put(..., sharding) or as the output of a JAX function.",
-    )
+    import numpy as np
+
+    hint = (" A NumPy array lives on no device: place it" if isinstance(value, np.ndarray) else " Make it") + \
+        " with jax.device_put(..., sharding) or as the output of a JAX function."
+    expect_type(isinstance(value, jax.Array), f"`{name}` should be a jax.Array, got {type(value).__name__}.{hint}")
 
 
 def describe(a: Any) -> str:

@@ -10,7 +10,7 @@ from jax.sharding import AxisType
 
 from parallel_mcmc.exercises import common
 from parallel_mcmc.exercises.common import (WrongType, expect, expect_type, check_rows_sharded, describe, jax_module,
-                                            named)
+                                            named, require_array)
 
 __all__ = [
     "check_lab_inputs", "check_program", "check_replicated_like", "check_replicated_outputs", "check_xy_mesh",
@@ -32,13 +32,6 @@ def error_text(err: BaseException) -> str:
     """The first line of ``err``'s message, or, where it has none, its type and that it came with no message."""
     lines = str(err).strip().splitlines()
     return lines[0][:300] if lines else f"{type(err).__name__}, with no message"
-
-
-def require_array(value: Any, name: str) -> None:
-    """:class:`~parallel_mcmc.exercises.common.WrongType` unless ``value`` is a ``jax.Array``; says how to make one."""
-    hint = (" A NumPy array lives on no device: place it" if isinstance(value, np.ndarray) else " Make it") + \
-        " with jax.device_put(..., sharding) or as the output of a JAX function."
-    expect_type(isinstance(value, jax.Array), f"`{name}` should be a jax.Array, got {type(value).__name__}.{hint}")
 
 
 def require_mesh(mesh: Any, name: str = "mesh") -> None:
