@@ -14,6 +14,7 @@ import pytest
 from booktools.coursework import sandbox
 from booktools.coursework.edition import exercise_chapters, make_student_notebook
 from booktools.coursework.grade import grade_notebook
+from booktools.coursework.grade.schedule import longest_first
 from booktools.coursework.slicing import Slice, describe, slice_chapter
 from toy_grading import ROOT, answered, grade, statuses
 
@@ -73,43 +74,10 @@ BOOK_CHAPTERS = exercise_chapters(ROOT)
 # chapter's run is one thread compiling or waiting, and the grader's kernels report timings, never fail on them.
 BOOK_GRADE_JOBS = int(os.environ.get("BOOK_GRADE_JOBS", "2"))
 # Chapters graded whole; the others are graded on their slices (only the cells the exercises need: the rest
-# ran in the notebook tests already). These two are cheap whole (see GRADE_SECONDS) and keep the path through
-# a full chapter tested: choosing_a_way's slice drops a single cell, and arrays_and_shardings runs three
-# exercises among cells the slice would drop. Set BOOK_GRADE_WHOLE=1 to grade every chapter whole.
+# ran in the notebook tests already). These two are cheap whole and keep the path through a full chapter
+# tested: choosing_a_way's slice drops a single cell, and arrays_and_shardings runs three exercises among
+# cells the slice would drop. Set BOOK_GRADE_WHOLE=1 to grade every chapter whole.
 GRADED_WHOLE = {"chapters/sharding_lab/choosing_a_way.md", "chapters/sharding_lab/arrays_and_shardings.md"}
-# Seconds each chapter's grading took (sliced, or whole for GRADED_WHOLE; 2 jobs on the book's 2-core machine,
-# 160 s for the whole test): the runs start longest first, so that the last ones to finish are short. A chapter
-# not listed starts first; a stale figure only costs some waiting at the end.
-GRADE_SECONDS = {
-    "chapters/parallel_chains/chains_that_never_wait.md": 59,
-    "chapters/parallel_chains/shared_trajectory_length.md": 58,
-    "chapters/beyond_one_machine/multi_process_jax.md": 56,
-    "chapters/parallel_chains/more_chains_than_devices.md": 24,
-    "chapters/getting_started/devices.md": 18,
-    "chapters/parallel_chains/many_short_chains.md": 18,
-    "chapters/other_parallelism/tempered_smc.md": 11,
-    "chapters/numpyro/consensus_monte_carlo.md": 10,
-    "chapters/other_parallelism/parallel_tempering.md": 10,
-    "chapters/getting_started/cost_model.md": 9,
-    "chapters/other_parallelism/one_chain_sharded_data.md": 9,
-    "chapters/sharding_lab/data_parallel_training.md": 8,
-    "chapters/ensemble/process_pools.md": 7,
-    "chapters/sharding_lab/choosing_a_way.md": 6,
-    "chapters/ensemble/the_jax_way.md": 5,
-    "chapters/sharding_lab/manual_parallelism.md": 5,
-    "chapters/parallel_chains/time_to_target.md": 4,
-    "chapters/getting_started/profiling.md": 4,
-    "chapters/sharding_lab/automatic_parallelism.md": 4,
-    "chapters/sharding_lab/explicit_sharding.md": 4,
-    "chapters/ensemble/mpi.md": 3,
-    "chapters/numpyro/a_correct_runner.md": 3,
-    "chapters/numpyro/chain_methods.md": 3,
-    "chapters/parallel_chains/vmap_pmap_shard_map.md": 3,
-    "chapters/sharding_lab/arrays_and_shardings.md": 3,
-    "chapters/sharding_lab/two_axes.md": 3,
-}
-
-
 def _graded_whole(chapter: Path) -> bool:
     return os.environ.get("BOOK_GRADE_WHOLE") == "1" or chapter.relative_to(ROOT).as_posix() in GRADED_WHOLE
 
@@ -119,7 +87,8 @@ def book_grades(tmp_path_factory):
     """Every exercise chapter graded by ``_zero_then_full_book`` (sliced but for ``GRADED_WHOLE``),
     ``BOOK_GRADE_JOBS`` chapters at a time.
 
-    Returns {chapter: future of (labels, report, seconds, slice or None)}; the longest chapters start first.
+    Returns {chapter: future of (labels, report, seconds, slice or None)}; the longest chapters start first
+    (:func:`booktools.coursework.grade.schedule.longest_first`).
     """
     # the copies are made here, one after another: they parse Python (``ast``), which CPython 3.11 does not
     # allow in two threads at once; grade_notebook takes care of its own parsing
@@ -135,9 +104,8 @@ def book_grades(tmp_path_factory):
         return labels, report, time.monotonic() - start, cut
 
     pool = ThreadPoolExecutor(max_workers=max(BOOK_GRADE_JOBS, 1))
-    longest_first = sorted(BOOK_CHAPTERS, key=lambda c: GRADE_SECONDS.get(c.relative_to(ROOT).as_posix(), float("inf")),
-                           reverse=True)
-    futures = {chapter: pool.submit(run, chapter) for chapter in longest_first}
+    # the longest first, as the grader orders a whole book (its table of each chapter's grading time)
+    futures = {BOOK_CHAPTERS[i]: pool.submit(run, BOOK_CHAPTERS[i]) for i in longest_first(BOOK_CHAPTERS)}
     yield futures
     pool.shutdown(wait=True, cancel_futures=True)
 

@@ -105,6 +105,7 @@ from .run import (  # noqa: F401 - the limits, re-exported
     kernel_env,
     package_dir,
 )
+from .schedule import longest_first
 from .verdicts import exercise_results, observations, run_verdict_runner, with_written_parts
 
 __all__ = ["ExerciseResult", "NotebookReport", "grade_notebook", "grade", "main"]
@@ -256,9 +257,11 @@ def grade(paths: Sequence[str | Path], cell_timeout: float = 300, notebook_timeo
         return grade_notebook(path, cell_timeout, notebook_timeout, book, hide, whole=whole)
 
     if jobs > 1 and len(paths) > 1:
-        # threads: each drives its own sandboxed kernel and verdict-runner process, in its own event loop
+        # threads: each drives its own sandboxed kernel and verdict-runner process, in its own event loop; a
+        # whole book's chapters start longest first (schedule), the reports keep the order of ``paths``
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            reports = list(pool.map(one, paths))
+            futures = {i: pool.submit(one, paths[i]) for i in longest_first(paths)}
+            reports = [futures[i].result() for i in range(len(paths))]
     else:
         reports = [one(p) for p in paths]
     stems = set()
