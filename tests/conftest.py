@@ -9,10 +9,13 @@ JAX fixes its device count when its backend starts, once per process. All
 in-process tests see 8 CPU devices, set here before any test touches JAX;
 a test that needs another count runs Python in a subprocess (``run_python``).
 
-``make test`` runs the tests in two parts: first the chapters (each must run in under 60 s on its own, and many
-time something) and the tests that time the machine, one at a time; then everything else, marked ``parallel``
-here, two at a time (pytest-xdist, ``--dist loadfile``): each file goes whole to one worker, and the files that
-share something go together, in order (:data:`GROUPS`, :func:`pytest_xdist_make_scheduler`).
+``make test`` runs the tests in three parts. First the chapters (each must run in under 60 s on its own, and many
+time something) and the tests that time the machine, one at a time. Beside them, from the start, the long tests
+that neither time anything nor read what the chapters write, marked ``background`` here (:data:`BACKGROUND`),
+one file at a time at the lowest CPU priority (Linux's ``SCHED_IDLE``: they get only the cycles the chapters leave
+idle, so the chapters' timings see a quiet machine). Then everything else, marked ``parallel`` here, two at a time
+(pytest-xdist, ``--dist loadfile``): each file goes whole to one worker, and the files that share something go
+together, in order (:data:`GROUPS`, :func:`pytest_xdist_make_scheduler`).
 """
 
 from __future__ import annotations
@@ -52,8 +55,14 @@ TIMES_THE_MACHINE = {"test_calibrate.py", "test_cores.py", "test_experiment.py",
 GROUPS = {"site": ["test_hidden_outputs.py", "test_sharding_pictures.py", "test_site.py", "test_site_trace.py"],
           "slurm": ["test_slurm_jobs.py", "test_dask_slurm.py"]}
 
-# The longest work of the second run, dealt to the workers first: the book's grading alone takes about four
-# minutes, and started last it would finish last.
+# Long tests that run beside the chapters at the lowest CPU priority (the docstring): they time nothing that is
+# judged (the benchmark's smoke size checks its table, not its verdicts), have generous time limits (a starved
+# minute costs nothing), and read nothing the chapters write (the execution cache is the site group's).
+BACKGROUND = {"test_grade_book.py", "test_bench.py", "test_gpu_run.py", "test_published_notebooks.py",
+              "test_grade_slicing.py", "test_class_timing.py"}
+
+# The longest work units, dealt first: in the background run the book's grading (about four minutes on a quiet
+# machine), in the second run the site's build; started last, they would finish last.
 LONGEST_FIRST = ["test_grade_book.py", "site", "test_bench.py", "test_gpu_run.py", "test_grade.py",
                  "test_published_notebooks.py"]
 
@@ -74,7 +83,9 @@ def pytest_collection_modifyitems(config, items):
     first (``LONGEST_FIRST``); the order within a unit, and of the first run, stays as collected."""
     groups = {item: group_of(item.path) for item in items}
     for item, group in groups.items():
-        if group is not None:
+        if item.path.name in BACKGROUND:
+            item.add_marker(pytest.mark.background)
+        elif group is not None:
             item.add_marker(pytest.mark.parallel)
     first = {name: rank for rank, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: len(first) + 1 if groups[item] is None
