@@ -68,6 +68,9 @@ LONGEST_FIRST = ["test_grade_book.py", "site", "test_bench.py", "test_gpu_run.py
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# The page that reports the run (each page's time and cores got, from the execution cache): the first run's last.
+RUN_LAST = "running_this_book.md"
+
 
 def group_of(path: Path) -> str | None:
     """The work unit of the second run that the test file ``path`` belongs to: its entry in GROUPS, else the file
@@ -80,7 +83,8 @@ def group_of(path: Path) -> str | None:
 
 def pytest_collection_modifyitems(config, items):
     """Mark the tests that may run beside others ``parallel`` (see the docstring), and put the longest work units
-    first (``LONGEST_FIRST``); the order within a unit, and of the first run, stays as collected."""
+    first (``LONGEST_FIRST``); the order within a unit, and of the first run, stays as collected, but for
+    ``RUN_LAST``, which reads what the other chapters' runs left in the execution cache."""
     groups = {item: group_of(item.path) for item in items}
     for item, group in groups.items():
         if item.path.name in BACKGROUND:
@@ -88,7 +92,7 @@ def pytest_collection_modifyitems(config, items):
         elif group is not None:
             item.add_marker(pytest.mark.parallel)
     first = {name: rank for rank, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: len(first) + 1 if groups[item] is None
+    items.sort(key=lambda item: (len(first) + 1 + (item.path.name == RUN_LAST)) if groups[item] is None
                else first.get(groups[item], first.get(item.path.name, len(first))))
 
 

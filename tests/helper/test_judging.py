@@ -219,3 +219,26 @@ def test_the_reading_flips_on_each_side_of_every_rule_and_with_the_cores(cores):
     assert set(READINGS) == {free.reading(n) for n in planted_runs} | {"slower, cores busy"}
     with pytest.raises(KeyError, match="no run named"):
         free.reading("missing")
+
+
+def test_each_verdict_is_recorded_where_the_variable_names_a_file(tmp_path, monkeypatch):
+    import json
+
+    log = tmp_path / "verdicts.jsonl"
+    monkeypatch.setattr(judge_module, "cores_available", lambda cores: 0.5)
+    monkeypatch.delenv(judge_module.VERDICT_LOG_ENV, raising=False)
+    judge(lambda: {"a": run([1.0, 1.0], 1.0, "a")}, cores=2)
+    assert not log.exists()  # not set: nothing written
+    monkeypatch.setenv(judge_module.VERDICT_LOG_ENV, str(log))
+    judge(lambda: {"a": run([1.0, 1.0], 1.0, "a"), "b": run([1.0, 1.1], 1.0, "b")}, cores=2)
+    judge(lambda: {"a": run([1.0, 1.0], 1.0, "a")}, cores=1)
+    first, second = [json.loads(line) for line in log.read_text().splitlines()]
+    assert first == {"runs": 2, "cores": 2, "cores_got": 0.5, "tries": 1, "passed": True, "cores_free": False}
+    assert second["runs"] == 1 and second["cores"] == 1 and second["cores_free"] is False
+
+
+def test_a_verdict_file_that_cannot_be_written_is_said_and_the_verdict_stands(tmp_path, monkeypatch):
+    monkeypatch.setenv(judge_module.VERDICT_LOG_ENV, str(tmp_path / "no such folder" / "verdicts.jsonl"))
+    with pytest.warns(UserWarning, match="could not be recorded"):
+        verdict = judge(lambda: {"a": run([1.0, 1.0], 1.0, "a")}, cores=1)
+    assert verdict.passed

@@ -10,6 +10,7 @@ import pytest
 from toy_book import chapter, code_cell
 
 from booktools.execution_cache import BookCache, forget_if_src_changed, main
+from booktools.nbtest import VERDICT_LOG_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -197,3 +198,31 @@ def test_deprecations_in_the_tests_are_errors_too(book):
     result = run()
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*DeprecationWarning: a test calls an old API*"])
+
+
+def test_a_pages_timing_verdicts_are_summed_up_beside_its_run_time_and_in_the_cache(book):
+    """The helper's judge appends a line per verdict to the file the plugin names for the page's kernel; the run
+    times say how many timed measurements ran and the fewest cores got, and the cache keeps the same summary."""
+    pytester, run = book
+    judged = ("from parallel_mcmc.measure import Timing, judge, predict\n"
+              "t = Timing('run', (1e-3, 1e-3, 1e-3), 1e-3)\n"
+              "v1 = judge(lambda: {'run': predict(t, 1e-3)}, cores=1)\n"
+              "v2 = judge(lambda: {'a': predict(t, 1e-3), 'b': predict(t, 1e-3)}, cores=1)\n"
+              "assert v1.passed and v2.passed")
+    pytester.makefile(".md", timed=FRONT + cell(judged), untimed=FRONT + cell("x = 1"))
+    result = run()
+    result.assert_outcomes(passed=2)
+    result.stdout.re_match_lines([r".* s  timed\.md  2 timed, got >= [01]\.\d\d of 1 cores$", r".* s  untimed\.md$"])
+    from jupyter_cache import get_cache
+
+    records = {Path(r.uri).name: r.data for r in get_cache(str(pytester.path / "_build" / ".jupyter_cache")).list_cache_records()}
+    timings = records["timed.md"]["timings"]
+    assert timings["verdicts"] == 2 and timings["cores"] == 1 and timings["retried"] == timings["failed"] == 0
+    assert 0 < timings["cores_got"] <= 1.5
+    assert records["untimed.md"]["timings"]["verdicts"] == 0
+
+
+def test_the_plugin_names_the_helpers_variable():
+    from parallel_mcmc.measure import VERDICT_LOG_ENV as helpers
+
+    assert VERDICT_LOG_ENV == helpers

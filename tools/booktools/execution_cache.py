@@ -89,18 +89,21 @@ def forget_if_src_changed(book: BookCache) -> bool:
     return changed
 
 
-def store(book: BookCache, notebook, source: Path, seconds: float) -> None:
+def store(book: BookCache, notebook, source: Path, seconds: float, timings: dict | None = None) -> None:
     """Put an executed ``notebook`` (read from ``source``, every output in place) into the book's cache.
 
     The site build matches it by the hash of its code cells and their metadata,
-    exactly as it would match a notebook it had executed itself.
+    exactly as it would match a notebook it had executed itself. The record's data holds
+    ``execution_seconds`` and, when given, ``timings``: the summary of the run's timing verdicts
+    (:func:`booktools.nbtest.verdict_summary`).
     """
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
 
     book.cache.parent.mkdir(parents=True, exist_ok=True)
     get_cache(str(book.cache)).cache_notebook_bundle(
-        CacheBundleIn(notebook, str(source), data={"execution_seconds": float(seconds)}),
+        CacheBundleIn(notebook, str(source), data={"execution_seconds": float(seconds),
+                                                   **({"timings": timings} if timings is not None else {})}),
         check_validity=False,
         overwrite=True,
     )

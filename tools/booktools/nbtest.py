@@ -16,10 +16,21 @@ The notebooks are collected before the other tests (``testpaths`` in
 pyproject.toml), and each one that runs without a failure goes into the site
 build's execution cache with nbval's outputs (:mod:`booktools.execution_cache`),
 so the site build in ``tests/book/test_site.py`` executes none of them again.
+
+Each notebook's kernel records the verdicts of its timings (the helper's
+``judge`` appends a line per verdict to the file named by
+``PARALLEL_MCMC_VERDICT_LOG``, which this plugin sets for that kernel alone):
+the run times at the end of the run give, beside each notebook, its timed
+measurements and the fewest cores its process got during one, and the
+execution cache keeps the same summary (:func:`verdict_summary`) beside the
+notebook's run time.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
 import warnings
 from pathlib import Path
 from unittest import mock
@@ -47,8 +58,35 @@ class _NotebookReader:
         return getattr(nbformat, name)
 
 
+# The helper's variable (parallel_mcmc.measure.VERDICT_LOG_ENV), named here so that the plugin needs no JAX.
+VERDICT_LOG_ENV = "PARALLEL_MCMC_VERDICT_LOG"
+_verdict_logs: dict[str, Path] = {}  # notebook node id -> its kernel's verdict file
+
+
 class MystNotebook(nbval.plugin.IPyNbFile):
     """An nbval notebook read from a MyST Markdown file by jupytext."""
+
+    def setup(self):
+        """Start the notebook's kernel (nbval) with its own verdict file in its environment."""
+        handle, name = tempfile.mkstemp(prefix="verdicts-", suffix=".jsonl")
+        os.close(handle)
+        _verdict_logs[self.nodeid] = Path(name)
+        before = os.environ.get(VERDICT_LOG_ENV)
+        os.environ[VERDICT_LOG_ENV] = name
+        try:
+            super().setup()
+        finally:
+            if before is None:
+                os.environ.pop(VERDICT_LOG_ENV, None)
+            else:
+                os.environ[VERDICT_LOG_ENV] = before
+
+    def teardown(self):
+        super().teardown()
+        log = _verdict_logs.get(self.nodeid)
+        if log is not None:
+            _verdict_summaries[self.nodeid] = verdict_summary(log)
+            log.unlink(missing_ok=True)
 
     def collect(self):
         notebook = notebooks.read(self.path)
@@ -70,6 +108,25 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector):
 
 NOTEBOOK_BUDGET_S = 60.0
 _notebook_seconds: dict[str, float] = {}
+_verdict_summaries: dict[str, dict] = {}
+
+
+def verdict_summary(log: Path) -> dict:
+    """A notebook's timed measurements, from its kernel's verdict file: ``verdicts`` (how many judged
+    measurements), ``cores`` (the most cores a model counted), ``cores_got`` (the fewest the process got
+    during one, or None without any), ``retried`` (verdicts measured more than once) and ``failed``."""
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.is_file() else []
+    return {"verdicts": len(lines), "cores": max((v["cores"] for v in lines), default=None),
+            "cores_got": min((v["cores_got"] for v in lines), default=None),
+            "retried": sum(v["tries"] > 1 for v in lines), "failed": sum(not v["passed"] for v in lines)}
+
+
+def _timings_note(summary: dict | None) -> str:
+    """What the run times line says of a notebook's timings: how many, and the fewest cores got during one."""
+    if not summary or not summary["verdicts"]:
+        return ""
+    note = f"  {summary['verdicts']} timed, got >= {summary['cores_got']:.2f} of {summary['cores']} cores"
+    return note + (f", {summary['retried']} re-measured" if summary["retried"] else "")
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -84,7 +141,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     terminalreporter.section("notebook run times (kernel start included)")
     for path, seconds in sorted(_notebook_seconds.items()):
         flag = f"  over the {NOTEBOOK_BUDGET_S:.0f} s budget" if seconds > NOTEBOOK_BUDGET_S else ""
-        terminalreporter.write_line(f"{seconds:7.1f} s  {path}{flag}")
+        terminalreporter.write_line(f"{seconds:7.1f} s  {path}{flag}{_timings_note(_verdict_summaries.get(path))}")
     terminalreporter.write_line(f"{sum(_notebook_seconds.values()):7.1f} s  in all")
 
 
@@ -189,4 +246,5 @@ def _store_run(notebook_item) -> None:
         cell.outputs = list(item.test_outputs or [])
         cell.execution_count = count if item.test_outputs is not None else None
     seconds = _notebook_seconds.get(notebook_item.nodeid, 0.0)
-    store(BookCache(notebook_item.config.rootpath), notebook, Path(notebook_item.path), seconds)
+    store(BookCache(notebook_item.config.rootpath), notebook, Path(notebook_item.path), seconds,
+          timings=_verdict_summaries.get(notebook_item.nodeid))

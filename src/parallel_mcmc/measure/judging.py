@@ -36,11 +36,19 @@ persists after every try. Anywhere else (``make book``, a reader's kernel) it
 never raises: the verdict says the run was disturbed and which checks were
 not applied. Deterministic checks (identical draws, shapes, convergence) are
 plain asserts in the pages and stay strict everywhere.
+
+**A record per page.** Where the environment variable :data:`VERDICT_LOG_ENV`
+names a file (the notebook tests set it for each page's kernel), every
+verdict appends one JSON line to it: the cores the model counts, the cores the
+process got, the tries, and whether it passed. ``make test`` keeps each page's
+summary in the execution cache, and the page "Running this book" shows it.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
@@ -49,13 +57,16 @@ from parallel_mcmc.measure.cores import cores_available
 from parallel_mcmc.measure.prediction import Prediction
 from parallel_mcmc.measure.rules import Rules, RULES, RunVerdict, rate
 
-__all__ = ["STRICT_ENV", "OUTCOMES", "Comparison", "Verdict", "strict", "judge"]
+__all__ = ["STRICT_ENV", "VERDICT_LOG_ENV", "OUTCOMES", "Comparison", "Verdict", "strict", "judge", "record_verdict"]
 
 #: How a measured speedup compares with 1 (:attr:`Comparison.outcome`).
 OUTCOMES = ("faster", "tie", "slower")
 
 #: ``make test`` sets this to ``strict``: a timing failure that persists after re-measuring then raises.
 STRICT_ENV = "PARALLEL_MCMC_TIMING"
+
+#: Where set, the path of a file to which every verdict appends a JSON line (:func:`record_verdict`).
+VERDICT_LOG_ENV = "PARALLEL_MCMC_VERDICT_LOG"
 
 
 @dataclass(frozen=True)
@@ -366,4 +377,29 @@ def judge(measure: Callable[[], Mapping[str, Prediction]], cores: int, rules: Ru
         verdict = Verdict(runs, attempt, cores, got, strict(), rules, said)
         if verdict.passed:
             break
+    record_verdict(verdict)
     return verdict
+
+
+def record_verdict(verdict: Verdict) -> None:
+    """Append ``verdict``'s summary as one JSON line to the file that :data:`VERDICT_LOG_ENV` names, if it is set.
+
+    :func:`judge` calls it for every verdict. A file that cannot be written is said in a warning; the
+    verdict stands.
+
+    Parameters
+    ----------
+    verdict : parallel_mcmc.measure.Verdict
+        The verdict to record: the line holds ``runs`` (how many), ``cores`` (the model's), ``cores_got``,
+        ``tries``, ``passed`` and ``cores_free``.
+    """
+    path = os.environ.get(VERDICT_LOG_ENV, "").strip()
+    if not path:
+        return
+    line = {"runs": len(verdict.runs), "cores": verdict.cores, "cores_got": round(float(verdict.cores_got), 3),
+            "tries": verdict.tries, "passed": verdict.passed, "cores_free": verdict.cores_free}
+    try:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(line) + "\n")
+    except OSError as err:
+        warnings.warn(f"the verdict could not be recorded in {path} ({VERDICT_LOG_ENV}): {err}", stacklevel=2)
