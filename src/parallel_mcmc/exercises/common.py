@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from parallel_mcmc._validate import is_number
 
-__all__ = ["passed", "expect", "expect_type", "WrongType", "call", "importable", "program_structure", "uses", "traced_program", "record_type",
+__all__ = ["passed", "expect", "expect_type", "WrongType", "call", "error_text", "importable", "program_structure", "uses", "traced_program", "record_type",
            "as_float", "jax_module", "require_array", "describe", "named", "same_layout", "check_rows_sharded"]
 
 #: Types whose instances stand for a learner's function and know the program it traces (see :func:`record_type`).
@@ -89,6 +89,30 @@ def _describe_error(err: BaseException) -> tuple[str, str]:
     where = _raising_line(err)
     return name, ("with no message, at " + where if where else "with no message") + (
         "; an assert without a message in your code? give it one, or raise an error that says what is wrong")
+
+
+def error_text(err: BaseException, first_line: bool = False) -> str:
+    """``Type: message`` of an exception, as a check quotes it to the learner.
+
+    An exception without a message is described by the line that raised it (as :func:`call` does); with
+    ``first_line``, only the first line of the message (JAX's errors run to many).
+
+    Parameters
+    ----------
+    err : BaseException
+        The exception.
+    first_line : bool, optional
+        Keep only the first line of the message (at most 300 characters).
+
+    Returns
+    -------
+    str
+        The exception's type and message.
+    """
+    name, message = _describe_error(err)
+    if first_line:
+        message = message.splitlines()[0][:300]
+    return f"{name}: {message}"
 
 
 def call(fn: Callable[..., Any], *args: Any, what: str, **kwargs: Any) -> Any:

@@ -11,19 +11,13 @@ import numpy as np
 from emcee.ensemble import _FunctionWrapper
 
 from parallel_mcmc.pools.workers import log_prob_with_data
-from parallel_mcmc.exercises.common import WrongType, expect, expect_type, importable, passed
+from parallel_mcmc.exercises.common import WrongType, error_text, expect, expect_type, importable, passed
 
 __all__ = ["data_sent_once", "WRONG_ANSWERS"]
 
 
 # A task of emcee holds the log-probability (with its args); more than this is data travelling.
 _SMALL_TASK_BYTES = 10_000
-
-
-def _error_text(err: BaseException) -> str:
-    """``Type: message`` of an exception, saying so where it has no message (a bare ``assert``, say)."""
-    text = str(err).strip()
-    return f"{type(err).__name__}: {text}" if text else f"{type(err).__name__}, with no message"
 
 
 def data_sent_once(
@@ -93,7 +87,7 @@ def data_sent_once(
         task_bytes = len(pickle.dumps(task))
     except Exception as err:  # a lambda, a local function, ...
         raise AssertionError(
-            f"emcee could not send this log-probability to a worker: pickling it failed ({_error_text(err)}). "
+            f"emcee could not send this log-probability to a worker: pickling it failed ({error_text(err)}). "
             "Use a function defined at the top level of an importable module (such as parallel_mcmc.pools)."
         ) from None
     expect(
@@ -152,7 +146,7 @@ def data_sent_once(
             "to unpickle its task. Check that the initializer and log-probability come from a module."
         ) from None
     except Exception as err:
-        raise AssertionError(f"Calling the log-probability in a spawn worker failed: {_error_text(err)}. Look at "
+        raise AssertionError(f"Calling the log-probability in a spawn worker failed: {error_text(err)}. Look at "
                              "the log-probability and what the initializer leaves for it.") from None
     finally:
         pool.terminate()

@@ -15,7 +15,7 @@ from parallel_mcmc.exercises.common import (WrongType, expect, expect_type, chec
 __all__ = [
     "check_lab_inputs", "check_program", "check_replicated_like", "check_replicated_outputs", "check_xy_mesh",
     "close", "explicit", "log_likelihood64", "near", "numbers", "require_array", "require_function", "require_mesh",
-    "error_text", "same_layout", "shown", "sum_verdict", "value_and_grad",
+    "same_layout", "shown", "sum_verdict", "value_and_grad",
 ]
 
 
@@ -26,12 +26,6 @@ def shown(value: Any, limit: int = 80) -> str:
     """``value``'s type and a short ``repr``, for a message about an answer of the wrong type."""
     text = " ".join(repr(value).split())
     return f"{text[:limit]}{' ...' if len(text) > limit else ''} ({type(value).__name__})"
-
-
-def error_text(err: BaseException) -> str:
-    """The first line of ``err``'s message, or, where it has none, its type and that it came with no message."""
-    lines = str(err).strip().splitlines()
-    return lines[0][:300] if lines else f"{type(err).__name__}, with no message"
 
 
 def require_mesh(mesh: Any, name: str = "mesh") -> None:

@@ -6,8 +6,9 @@ from typing import Any, Callable
 
 import jax
 
-from parallel_mcmc.exercises.common import WrongType, expect, expect_type, passed, describe, jax_module
-from ._shared import check_xy_mesh, error_text, require_array, same_layout, shown
+from parallel_mcmc.exercises.common import WrongType, describe, error_text, expect, expect_type, jax_module, passed
+
+from ._shared import check_xy_mesh, require_array, same_layout, shown
 
 __all__ = ["auto_shardings", "WRONG_ANSWERS"]
 
@@ -61,7 +62,7 @@ def auto_shardings(B: Any, C: Any, mesh: Any, sum_spec: Any, matmul_spec: Any) -
         got_mm = jax.jit(lambda u, v: u.T @ v)(B, C)
     except ValueError as err:  # two meshes that differ (in their axis types, say) cannot meet in one computation
         raise AssertionError(
-            f"`B` and `C` cannot be added: JAX says: {error_text(err)}. Place both on the "
+            f"`B` and `C` cannot be added: JAX says: {error_text(err, first_line=True)}. Place both on the "
             f"chapter's `mesh` (its axis types {tuple(str(t) for t in mesh.axis_types)}), with "
             "jax.device_put(..., NamedSharding(mesh, spec))."
         ) from None
@@ -75,7 +76,7 @@ def auto_shardings(B: Any, C: Any, mesh: Any, sum_spec: Any, matmul_spec: Any) -
             predicted = jax.NamedSharding(mesh, spec)
         except Exception as exc:  # not a valid spec for this mesh
             raise AssertionError(f"Your prediction {spec!r} for {label} is not a valid PartitionSpec for the mesh: JAX "
-                                 f"says: {error_text(exc)}.") from None
+                                 f"says: {error_text(exc, first_line=True)}.") from None
         expect(
             got.sharding.is_equivalent_to(predicted, got.ndim),
             f"Your prediction {spec} for {label} is not what jit produced. Compute it and print its "
