@@ -90,3 +90,31 @@ ENTRY %main (x: f32[16]) -> (s32[], f32[16]) {
     (loop,) = hlo.while_loops(text)
     assert (loop.condition, loop.body, loop.computation) == ("cond", "body", "main")
     assert hlo.condition_ops(text, loop) == ["compare"]
+    assert found["ar"].group_size == 2 and found["ag"].group_size == 0  # the all-gather's line names no groups
+
+
+@pytest.mark.parametrize("groups, size", [
+    ("replica_groups={{0,1,2,3},{4,5,6,7}}", 4),
+    ("replica_groups={{0,4},{1,5},{2,6},{3,7}}", 2),
+    ("replica_groups=[2,4]<=[8]", 4),
+    ("replica_groups=[4,2]<=[2,4]T(1,0)", 2),
+    ("replica_groups=mesh['data'=2,'model'=4] {'model'}", 4),
+    ("replica_groups=mesh['data'=2,'model'=4] {'data','model'}", 8),
+])
+def test_the_size_of_a_collectives_groups_in_each_way_xla_writes_them(groups, size):
+    text = ("HloModule m\n\nENTRY %main (x: f32[8]) -> f32[8] {\n  %x = f32[8]{0} parameter(0)\n"
+            f"  ROOT %ar = f32[8]{{0}} all-reduce(%x), channel_id=1, {groups}, use_global_device_ids=true, to_apply=%add\n}}\n")
+    (c,) = hlo.collectives(text)
+    assert c.group_size == size, (groups, c)
+
+
+def test_a_real_program_gives_the_mesh_axis_of_each_collective():
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+    x = jax.device_put(jnp.ones((8, 16)), NamedSharding(mesh, P("data", "model")))
+    program = jax.jit(lambda a: a.sum(axis=0)).lower(x).compile().as_text()  # sums over the rows: over "data"
+    sizes = {c.group_size for c in hlo.collectives(program)}
+    assert sizes == {2}, hlo.collectives(program)

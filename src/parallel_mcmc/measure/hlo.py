@@ -6,8 +6,9 @@ questions come back on every parallel page, and this module answers them from
 that text:
 
 - :func:`collectives`: which collectives the program runs (``all-reduce``,
-  ``all-gather``, ...), on what shape, how many bytes, and in which
-  computation (inside a loop body, they run every iteration);
+  ``all-gather``, ...), on what shape, how many bytes, over groups of how
+  many devices, and in which computation (inside a loop body, they run every
+  iteration);
 - :func:`while_loops`: every ``while``, with its condition and body;
 - :func:`condition_ops`: the operations a loop's condition runs, the
   computations it calls included. A ``vmap`` of a ``while_loop`` whose
@@ -86,6 +87,10 @@ class Collective:
         The computation it sits in.
     in_loop : bool
         Whether that computation is a while-loop's body.
+    group_size : int
+        The devices in each of its groups (``replica_groups``, written out as ``{{0,1},{2,3}}``, compactly as
+        ``[2,4]<=[8]``, or by mesh axes); on a mesh, the size tells which axes it spans. 0 where the line
+        gives none.
     """
 
     name: str
@@ -94,6 +99,7 @@ class Collective:
     bytes: int
     computation: str
     in_loop: bool
+    group_size: int = 0
 
 
 @dataclass(frozen=True)
@@ -192,6 +198,23 @@ def _kind(opcode: str) -> str | None:
     return base if base in COLLECTIVES else None
 
 
+def _group_size(rest: str) -> int:
+    """The devices in one replica group of a collective's line (0 where it names none)."""
+    m = re.search(r"replica_groups=(\{\{[^}]*\}|\[[\d,]*\]<=|mesh\[[^\]]*\] \{[^}]*\})", rest)
+    if m is None:
+        return 0
+    groups = m.group(1)
+    if groups.startswith("{{"):  # written out: {{0,1,2,3},{4,5,6,7}}
+        return len(groups[2:].rstrip("}").split(","))
+    if groups.startswith("["):  # compact: [number of groups, group size]<=[...]
+        return int(groups[1:].split("]")[0].split(",")[-1])
+    sizes = dict(re.findall(r"'(\w+)'=(\d+)", groups))  # by mesh axes: mesh['a'=2,'b'=4] {'a'}
+    size = 1
+    for axis in re.findall(r"'(\w+)'", groups.split("{")[1]):
+        size *= int(sizes[axis])
+    return size
+
+
 def _bodies(comps: dict[str, list[Instruction]]) -> set[str]:
     """The while bodies and everything they call."""
     inside: set[str] = set()
@@ -221,7 +244,7 @@ def collectives(text: str) -> list[Collective]:
     """
     comps = computations(text)
     looped = _bodies(comps)
-    return [Collective(i.name, kind, i.shape, shape_bytes(i.shape), comp, comp in looped)
+    return [Collective(i.name, kind, i.shape, shape_bytes(i.shape), comp, comp in looped, _group_size(i.rest))
             for comp, instrs in comps.items() for i in instrs if (kind := _kind(i.opcode))]
 
 
