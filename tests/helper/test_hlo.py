@@ -118,3 +118,36 @@ def test_a_real_program_gives_the_mesh_axis_of_each_collective():
     program = jax.jit(lambda a: a.sum(axis=0)).lower(x).compile().as_text()  # sums over the rows: over "data"
     sizes = {c.group_size for c in hlo.collectives(program)}
     assert sizes == {2}, hlo.collectives(program)
+
+
+def test_a_loop_whose_tuple_shape_numbers_its_parts():
+    """XLA numbers the parts of a long tuple (``/*index=5*/``): the loop and the collective in its body are found."""
+    text = """HloModule m
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+%body (p: (s32[], f32[], f32[], f32[], f32[], /*index=5*/f32[4])) -> (s32[], f32[], f32[], f32[], f32[], /*index=5*/f32[4]) {
+  %p = (s32[], f32[], f32[], f32[], f32[], /*index=5*/f32[4]{0}) parameter(0)
+  %x = f32[4]{0} get-tuple-element(%p), index=5
+  %ar = f32[4]{0} all-reduce(%x), replica_groups={{0,1}}, to_apply=%add
+  ROOT %t = (s32[], f32[], f32[], f32[], f32[], /*index=5*/f32[4]{0}) tuple(%p, %p, %p, %p, %p, %ar)
+}
+
+%cond (q: (s32[], f32[], f32[], f32[], f32[], /*index=5*/f32[4])) -> pred[] {
+  %q = (s32[], f32[], f32[], f32[], f32[], /*index=5*/f32[4]{0}) parameter(0)
+  ROOT %lt = pred[] constant(false)
+}
+
+ENTRY %main (x: (s32[], f32[], f32[], f32[], f32[], /*index=5*/f32[4])) -> (s32[], f32[], f32[], f32[], f32[], /*index=5*/f32[4]) {
+  %x0 = (s32[], f32[], f32[], f32[], f32[], /*index=5*/f32[4]{0}) parameter(0)
+  ROOT %w = (s32[], f32[], f32[], f32[], f32[], /*index=5*/f32[4]{0}) while(%x0), condition=%cond, body=%body
+}
+"""
+    (loop,) = hlo.while_loops(text)
+    assert (loop.condition, loop.body, loop.computation) == ("cond", "body", "main")
+    (ar,) = hlo.collectives(text)
+    assert ar.kind == "all-reduce" and ar.in_loop and ar.bytes == 16

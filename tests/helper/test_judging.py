@@ -197,6 +197,9 @@ def test_upper_bound_only_for_named_runs_keeps_both_bounds_on_the_others(cores, 
         judge(planted({"a": run([1.0], 1.0)})[0], cores=2, upper_bound_only={"c": why})
     with pytest.raises(TypeError, match="a sentence each"):
         judge(planted({"a": run([1.0], 1.0)})[0], cores=2, upper_bound_only={"a": " "})
+    three = {"a": run([1.0], 1.0), "b": run([1.0], 1.0), "c": run([1.0], 1.0)}
+    shared = judge(planted(three)[0], cores=2, upper_bound_only={"a": why, "b": why, "c": "another reason"})
+    assert f"upper bound only: a, b: {why}; c: another reason" in str(shared)  # a shared reason said once
 
 
 def test_the_reading_flips_on_each_side_of_every_rule_and_with_the_cores(cores):

@@ -273,8 +273,8 @@ def same_layout(a: Any, mesh: Any, spec: Any) -> bool:
     return a.sharding.is_equivalent_to(jax.NamedSharding(mesh, spec), a.ndim)
 
 
-def check_rows_sharded(a: Any, name: str):
-    """``a`` must be split by rows over every device of a one-axis mesh."""
+def check_rows_sharded(a: Any, name: str, num_devices: int | None = None):
+    """``a`` must be split by rows over a one-axis mesh of ``num_devices`` devices (every device when ``None``)."""
     jax = jax_module()
     require_array(a, name)
     sharding = named(a, name)
@@ -285,11 +285,18 @@ def check_rows_sharded(a: Any, name: str):
         f"for example jax.make_mesh((8,), ('data',), axis_types=...).",
     )
     (axis,) = mesh.axis_names
-    expect(
-        mesh.size == jax.device_count(),
-        f"The mesh of `{name}` has {mesh.size} device(s), but this machine shows {jax.device_count()}: "
-        f"use all of them, a mesh of shape ({jax.device_count()},).",
-    )
+    if num_devices is None:
+        expect(
+            mesh.size == jax.device_count(),
+            f"The mesh of `{name}` has {mesh.size} device(s), but this machine shows {jax.device_count()}: "
+            f"use all of them, a mesh of shape ({jax.device_count()},).",
+        )
+    else:
+        expect(
+            mesh.size == num_devices,
+            f"The mesh of `{name}` has {mesh.size} device(s); this exercise asks for {num_devices}: "
+            f"jax.make_mesh(({num_devices},), ('{axis}',), devices=jax.devices()[:{num_devices}], axis_types=...).",
+        )
     expect(
         not sharding.is_fully_replicated,
         f"`{name}` is {describe(a)}; it should be split by rows over the mesh axis "

@@ -36,6 +36,7 @@ _BYTES = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, 
           "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16}
 _HEADER = re.compile(r"^(?:ENTRY\s+)?%?([\w.\-]+)\s*\(.*\)\s*->\s*.*\{\s*$")
 _INSTRUCTION = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(\([^=]*?\)|\S+)\s+([\w\-]+)\((.*)$")
+_COMMENT = re.compile(r"/\*.*?\*/")
 _ARRAY = re.compile(r"\b([a-z]+\d*)\[([\d,]*)\]")
 
 
@@ -179,6 +180,7 @@ def computations(text: str) -> dict[str, list[Instruction]]:
     found: dict[str, list[Instruction]] = {}
     current: list[Instruction] | None = None
     for line in text.splitlines():
+        line = _COMMENT.sub("", line)  # a long tuple's shape numbers its parts: (f32[], /*index=5*/f32[512])
         header = _HEADER.match(line)
         if header:
             current = found.setdefault(header.group(1), [])

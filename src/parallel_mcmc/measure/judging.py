@@ -353,7 +353,10 @@ def judge(measure: Callable[[], Mapping[str, Prediction]], cores: int, rules: Ru
         if not per_run or not all(isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in per_run.items()):
             raise TypeError("upper_bound_only as a dict must map run names to a sentence each, saying which cost "
                             "that run's model counts at its best case.")
-        said = "; ".join(f"{name}: {why.strip()}" for name, why in per_run.items())
+        by_reason: dict[str, list[str]] = {}
+        for name, why in per_run.items():  # the runs that share a reason are named once, before it
+            by_reason.setdefault(why.strip(), []).append(name)
+        said = "; ".join(f"{', '.join(names)}: {why}" for why, names in by_reason.items())
     elif isinstance(upper_bound_only, str):
         per_run, said = None, upper_bound_only.strip()
     else:

@@ -22,7 +22,7 @@ __all__, __getattr__, __dir__ = surface(__name__, {
     "ex_auto_predict": ["auto_shardings"],
     "ex_auto_log_likelihood": ["data_parallel_log_likelihood"],
     "ex_choosing_loop_trips": ["device_trips"],
-    "ex_dptraining_sharded": ["sharded_training"],
+    "ex_dptraining_sharded": ["sharded_chain"],
     "ex_dptraining_timing": ["timing_comparison"],
     "ex_explicit_multiply": ["explicit_product"],
     "ex_explicit_log_likelihood": ["explicit_log_likelihood"],

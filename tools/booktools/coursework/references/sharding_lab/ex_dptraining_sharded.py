@@ -10,7 +10,7 @@ __all__ = ["CHECK", "REFERENCE", "UNSEEN", "CALLS"]
 
 
 #: The check this twin answers for.
-CHECK = "parallel_mcmc.exercises.sharding_lab.sharded_training"
+CHECK = "parallel_mcmc.exercises.sharding_lab.sharded_chain"
 
 #: The grader's reference answer (None where the check compares with the chapter's own values).
 REFERENCE: Callable[..., Any] | None = None
