@@ -12,8 +12,9 @@ from parallel_mcmc.exercises.common import as_float, call, expect, expect_type, 
 __all__ = ["time_to_target", "WRONG_ANSWERS"]
 
 
-# ((one chain's bulk ESS per draw, chains, largest R-hat, target ESS, margin, warm-up seconds, seconds a draw of every
-# chain), the answer: (draws per chain, seconds to the target), or None where R-hat is 1.01 or more). Written out as
+# ((one chain's ESS per draw (bulk or tail, the smaller), chains, largest R-hat, target ESS, margin, warm-up seconds,
+# seconds a draw of every chain), the answer: (draws per chain, seconds to the target), or None where R-hat is 1.01 or
+# more). Written out as
 # data; in each, margin x target / (ESS per chain-draw x chains) is far from a whole number, and the mistakes named
 # below give other draws or times.
 CASES = [
@@ -40,12 +41,13 @@ def _fail_naming_the_slip(got: float, want: float, slips: Sequence[tuple[float, 
 def time_to_target(fn: Callable[..., Any], cases: Sequence[tuple[tuple, Any]] | None = None) -> None:
     """Check ``fn(ess_per_chain_draw, num_chains, max_rhat, target_ess, margin, warmup_seconds, seconds_per_draw)``.
 
-    From a pilot run: ``ess_per_chain_draw`` is its smallest bulk ESS (of all its chains together) over all its
-    draws (chains x draws per chain), ``max_rhat`` its largest R-hat; ``seconds_per_draw`` is the time of one draw
-    of all ``num_chains`` chains (they advance together) and ``warmup_seconds`` the warm-up's time. ``fn`` returns
-    ``(draws, seconds)``: the fewest whole draws per chain that give all the chains ``margin * target_ess`` at the
-    pilot's rate, and the warm-up plus those draws; or ``None`` where ``max_rhat`` is 1.01 or more (the chains
-    disagree and their ESS means nothing). ``cases`` (default: a fixed table) lists ``(arguments, answer)``.
+    From a pilot run: ``ess_per_chain_draw`` is its smallest ESS, bulk or tail (of all its chains together), over
+    all its draws (chains x draws per chain), ``max_rhat`` its largest R-hat; ``seconds_per_draw`` is the time of
+    one draw of all ``num_chains`` chains (they advance together) and ``warmup_seconds`` the warm-up's time.
+    ``fn`` returns ``(draws, seconds)``: the fewest whole draws per chain that give all the chains
+    ``margin * target_ess`` at the pilot's rate, and the warm-up plus those draws; or ``None`` where ``max_rhat`` is
+    1.01 or more (the chains disagree and their ESS means nothing). ``cases`` (default: a fixed table) lists
+    ``(arguments, answer)``.
 
     Parameters
     ----------
