@@ -8,7 +8,11 @@ for, and what it wrote is checked against what is known about its posterior:
   is its ``SLURM_PROCID``), eight NUTS chains over the two devices, the posterior mean of ``loc``
   beside its exact value, R-hat near 1;
 - ``emcee_mpi.sbatch``: two MPI ranks started by ``srun --mpi=pmi2``, each holding its own copy of the
-  data, and exactly the chain that the same sampler draws in this process, near the least-squares fit.
+  data, and exactly the chain that the same sampler draws in this process, near the least-squares fit;
+- ``chains_resume.sbatch``: warned early (``scancel --signal=USR1 --batch``, as ``--signal=B:USR1@120``
+  would be before the time limit) once its first checkpoint is saved, the job stops with status 3 and
+  queues its successor itself (``sbatch --dependency=afterany``), which resumes and ends with the draws
+  of a run never stopped.
 
 Where SLURM cannot start (not installed, not root) these tests skip and say what to install or do;
 the configuration the tool writes is checked without any daemon. The cluster's start time and each
@@ -19,8 +23,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +38,7 @@ from booktools.slurm_cluster import ClusterConfig, SlurmCluster, SlurmUnavailabl
 ROOT = Path(__file__).resolve().parents[2]
 JOBS = ROOT / "chapters" / "beyond_one_machine" / "jobs"
 JOB_TIMEOUT = 300  # seconds; the jobs take about 10 and 20 s on an idle 2-core machine
+RESUME_DRAWS = 20_000  # chains_resume.sbatch's --draws
 
 
 # ---------------------------------------------------------------- the configuration, no daemon
@@ -112,9 +119,12 @@ def test_the_chain_program_reads_slurms_variables_without_slurm(tmp_path):
 
 @pytest.fixture(scope="module")
 def job_env():
-    """The environment the jobs are submitted with: this Python's bin first on PATH, no JAX or XLA settings."""
+    """The environment the jobs are submitted with: this Python's bin first on PATH, no JAX or XLA settings, and
+    PYTHONPATH's folders made absolute (the jobs run in another folder)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "JAX_", "XLA_"))}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    if env.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.pathsep.join(str(Path(p).resolve()) for p in env["PYTHONPATH"].split(os.pathsep) if p)
     return env
 
 
@@ -196,3 +206,49 @@ def test_emcee_mpi_job(cluster, job_env, tmp_path):
     best, se = least_squares_fit()
     z = (chain[sinusoid_mpi.NUM_STEPS // 2:].reshape(-1, 4).mean(axis=0) - best) / se
     assert np.all(np.abs(z) < 1.5), z
+
+
+@pytest.mark.slow
+def test_chains_resume_job_stops_on_the_warning_and_its_successor_resumes(cluster, job_env, tmp_path):
+    from parallel_mcmc.pools import run_processes
+
+    job = cluster.submit(JOBS / "chains_resume.sbatch", chdir=tmp_path, env=job_env)
+    successor = None
+    try:
+        checkpoint = tmp_path / "chains.npz"
+        deadline = time.perf_counter() + JOB_TIMEOUT
+        while not checkpoint.exists():  # the first segment is saved: the program has its signal handler
+            assert cluster.job(job)["JobState"] in ("PENDING", "RUNNING"), cluster.job(job)
+            assert time.perf_counter() < deadline, f"no checkpoint after {JOB_TIMEOUT} s"
+            time.sleep(0.05)
+        # What --signal=B:USR1@120 does before the time limit: SIGUSR1 to the batch shell alone.
+        subprocess.run(["scancel", "--signal=USR1", "--batch", str(job)], env=cluster.env, check=True, timeout=30)
+        first = cluster.wait(job, timeout=JOB_TIMEOUT)
+        log = (tmp_path / f"chains-resume-{job}.out").read_text()
+        assert (first.state, first.exit_code) == ("FAILED", "3:0"), log  # 3: stopped early and saved, resume me
+        assert "SIGUSR1: stopping after this segment" in log and not (tmp_path / f"chains-{job}.json").exists(), log
+        stopped_at = int(np.load(checkpoint)["done"])
+        assert 0 < stopped_at < RESUME_DRAWS and f"stopped after draw {stopped_at} of {RESUME_DRAWS}" in log, log
+        # the script queued its successor itself, to start once the first job had ended
+        successor = int(re.search(r"Submitted batch job (\d+)", log).group(1))
+        second = cluster.wait(successor, timeout=JOB_TIMEOUT)
+        assert second.fields["StartTime"] >= first.fields["EndTime"], (first.fields, second.fields)
+        log = (tmp_path / f"chains-resume-{successor}.out").read_text()
+        assert second.ok, log
+        assert f"resuming at draw {stopped_at} of {RESUME_DRAWS}" in log and "Submitted batch job" not in log, log
+        result = json.loads((tmp_path / f"chains-{successor}.json").read_text())
+        assert result["processes"] == 2 and result["checkpoint"]["resumed_at"] == stopped_at, result
+        print(f"\nchains_resume.sbatch: job {job} stopped at draw {stopped_at} after {first.seconds:.1f} s; job "
+              f"{successor} resumed and ended {second.seconds:.1f} s later")
+    finally:
+        for left in (job, successor):
+            if left is not None and cluster.job(left)["JobState"] not in slurm_cluster.FINISHED:
+                subprocess.run(["scancel", str(left)], env=cluster.env, timeout=30)
+    # the draws of the two jobs are those of one run never stopped (one process with two devices, no checkpoint)
+    run_processes(module="parallel_mcmc.programs.slurm_chains", launcher="subprocess", timeout=JOB_TIMEOUT, args=[
+        "--draws", str(RESUME_DRAWS), "--out", str(tmp_path / "whole.json"), "--draws-out", str(tmp_path / "whole.npz"),
+        "--no-diagnostics", "--cpu-devices", "2"], env=job_env)
+    with np.load(tmp_path / "whole.npz") as whole, np.load(tmp_path / "draws.npz") as resumed:
+        assert resumed["loc"].shape == (8, RESUME_DRAWS)
+        for name in whole:
+            np.testing.assert_array_equal(resumed[name], whole[name], err_msg=name)

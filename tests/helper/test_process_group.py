@@ -58,6 +58,14 @@ def test_a_failing_process_is_reported_with_its_output(tmp_path):
         run_processes(script, 2, launcher="mpiexec", timeout=60)
 
 
+def test_a_status_named_ok_is_no_failure_and_every_status_is_kept(tmp_path):
+    script = tmp_path / "stops.py"  # a program that stops early on purpose and says so with its status
+    script.write_text("import sys\nsys.exit(3)\n")
+    assert run_processes(script, 2, launcher="subprocess", timeout=60, ok_statuses=(0, 3)).statuses == (3, 3)
+    with pytest.raises(ValueError, match="ok_statuses"):
+        run_processes(script, 1, launcher="subprocess", ok_statuses=(-1,))
+
+
 def test_a_hanging_group_is_stopped(tmp_path):
     script = tmp_path / "hangs.py"
     script.write_text("import time\ntime.sleep(60)\n")

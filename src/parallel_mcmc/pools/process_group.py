@@ -42,11 +42,14 @@ class GroupRun:
         How long the whole group took.
     launcher : str
         ``"mpiexec"`` or ``"subprocess"``.
+    statuses : tuple of int
+        Each process's exit status (for ``mpiexec``, its own).
     """
 
     outputs: tuple[str, ...]
     seconds: float
     launcher: str
+    statuses: tuple[int, ...] = ()
 
 
 def free_port() -> int:
@@ -85,8 +88,9 @@ _PORT_TRIES = 3
 
 
 def _start_group(python: str, program: list[str], args: Sequence[str], num_processes: int, env: dict[str, str],
-                 deadline: float, timeout: float) -> tuple[tuple[str, ...], list[str]]:
-    """Start the processes with a coordinator on a free port and wait: (each one's output, what failed)."""
+                 deadline: float, timeout: float, ok: Sequence[int] = (0,)
+                 ) -> tuple[tuple[str, ...], list[str], tuple[int, ...]]:
+    """Start the processes with a coordinator on a free port and wait: (each one's output, what failed, statuses)."""
     coordinator = f"127.0.0.1:{free_port()}"
     procs = []
     for i in range(num_processes):
@@ -103,7 +107,7 @@ def _start_group(python: str, program: list[str], args: Sequence[str], num_proce
             out, _ = p.communicate()
             failed.append(f"process {i} ran past {timeout:.0f} s")
         outputs.append(out)
-        if p.returncode not in (0, None) and not failed:
+        if p.returncode not in (*ok, None) and not failed:
             failed.append(f"process {i} exited with status {p.returncode}")
             for q in procs:  # the others would wait for it until the time-out
                 if q.poll() is None:
@@ -112,7 +116,7 @@ def _start_group(python: str, program: list[str], args: Sequence[str], num_proce
         if q.poll() is None:
             q.kill()
             q.communicate()
-    return tuple(outputs), failed
+    return tuple(outputs), failed, tuple(p.returncode for p in procs)
 
 
 def run_processes(
@@ -124,6 +128,7 @@ def run_processes(
     args: Sequence[str] = (),
     timeout: float = 120.0,
     env: dict[str, str] | None = None,
+    ok_statuses: Sequence[int] = (0,),
 ) -> GroupRun:
     """Run ``script`` in ``num_processes`` Python processes on this machine and wait for all of them.
 
@@ -151,6 +156,9 @@ def run_processes(
         Seconds the group may run.
     env : dict of str to str or None, optional
         Environment variables to set in the processes.
+    ok_statuses : sequence of int, optional
+        The exit statuses that are not a failure (add 3 for a program that stops early on purpose and says
+        so with its status).
 
     Returns
     -------
@@ -160,8 +168,8 @@ def run_processes(
     Raises
     ------
     ValueError
-        If neither or both of ``script`` and ``module`` are given, ``module`` is not a dotted module name, or
-        ``launcher`` is unknown.
+        If neither or both of ``script`` and ``module`` are given, ``module`` is not a dotted module name,
+        ``launcher`` is unknown, or ``ok_statuses`` is not a sequence of whole numbers.
     FileNotFoundError
         If ``script`` does not exist.
     ProcessGroupError
@@ -169,6 +177,7 @@ def run_processes(
     """
     script = None if script is None else Path(script)
     _check_args(script, module, num_processes, timeout)
+    ok_statuses = tuple(whole_number("ok_statuses", status, 0) for status in ok_statuses)
     program = [str(script)] if script is not None else ["-m", module]
     run_env = dict(os.environ if env is None else env)
     # Keep the processes' JAX on the CPU and quiet, whatever the notebook's environment says.
@@ -184,11 +193,13 @@ def run_processes(
             out = (err.stdout or b"").decode() if isinstance(err.stdout, bytes) else (err.stdout or "")
             raise _failure(f"mpiexec ran past {timeout:.0f} s and was stopped.", [out]) from None
         outputs = (proc.stdout + proc.stderr,)
-        if proc.returncode != 0:
+        if proc.returncode not in ok_statuses:
             raise _failure(f"mpiexec exited with status {proc.returncode}.", outputs)
+        statuses = (proc.returncode,)
     elif launcher == "subprocess":
         for attempt in range(_PORT_TRIES):
-            outputs, failed = _start_group(python, program, args, num_processes, run_env, start + timeout, timeout)
+            outputs, failed, statuses = _start_group(python, program, args, num_processes, run_env, start + timeout,
+                                                     timeout, ok_statuses)
             # Between choosing the coordinator's port and process 0 opening it, another program on the machine
             # may take it: then start the group again, on a new port (its start counts in the group's time).
             if not (failed and _PORT_TAKEN in outputs[0] and attempt + 1 < _PORT_TRIES):
@@ -197,4 +208,4 @@ def run_processes(
             raise _failure("; ".join(failed) + ".", outputs)
     else:
         raise ValueError(f"launcher must be 'mpiexec' or 'subprocess', got {launcher!r}.")
-    return GroupRun(outputs=outputs, seconds=time.perf_counter() - start, launcher=launcher)
+    return GroupRun(outputs=outputs, seconds=time.perf_counter() - start, launcher=launcher, statuses=statuses)

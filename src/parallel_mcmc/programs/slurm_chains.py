@@ -25,6 +25,17 @@ and bulk ESS (ArviZ) beside the exact posterior mean and standard deviation
 of ``loc`` (with flat priors on ``loc`` and ``log_scale`` its marginal
 posterior is a Student-t centred on the sample mean; :func:`exact_loc`).
 
+With ``--checkpoint FILE`` the chains run in segments of ``--segment`` draws
+(:func:`segment_runner`; draw ``i`` of a chain uses ``fold_in(chain key, i)``,
+so the segments change nothing in the draws). After each segment process 0
+writes the chains' states, keys, the draw counter and the draws so far to
+``FILE`` (:func:`save_checkpoint`: a temporary file, then ``os.replace``).
+On ``SIGUSR1`` or ``SIGTERM`` (or after ``--stop-after`` segments) every
+process stops after the current segment, once it is saved, and exits with
+status :data:`STOPPED` (3): resume me. Started again with ``FILE`` present, it
+goes on from there (:func:`load_checkpoint`), and its draws equal an
+uninterrupted run's to the last bit.
+
 The chains start spread out (:func:`parallel_mcmc.models.normal.spread_positions`)
 and the first ``--warmup`` draws of each are dropped. NUTS uses a fixed step
 size and a diagonal mass matrix from the posterior's scales, so no adaptation
@@ -41,6 +52,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -49,8 +62,8 @@ import numpy as np
 
 from parallel_mcmc._validate import whole_number
 
-__all__ = ["SLURM_VARIABLES", "SEED", "STEP_SIZE", "chain_keys", "process_chains", "exact_loc", "inverse_mass_matrix",
-           "summarize", "main"]
+__all__ = ["SLURM_VARIABLES", "SEED", "STEP_SIZE", "STOPPED", "chain_keys", "process_chains", "exact_loc",
+           "inverse_mass_matrix", "segment_runner", "save_checkpoint", "load_checkpoint", "summarize", "main"]
 
 #: What JAX's SLURM detection reads (``jax._src.clusters.slurm_cluster``), and what each process reports.
 SLURM_VARIABLES = ("SLURM_JOB_ID", "SLURM_STEP_NODELIST", "SLURM_NTASKS", "SLURM_PROCID", "SLURM_LOCALID")
@@ -58,6 +71,8 @@ SLURM_VARIABLES = ("SLURM_JOB_ID", "SLURM_STEP_NODELIST", "SLURM_NTASKS", "SLURM
 SEED = 0
 #: NUTS's step size, in units of the posterior's standard deviations (the mass matrix whitens it).
 STEP_SIZE = 0.8
+#: The exit status of a run stopped early by a signal (or ``--stop-after``), its checkpoint saved: resume me.
+STOPPED = 3
 
 
 def exact_loc(data: Any) -> tuple[float, float]:
@@ -107,6 +122,113 @@ def inverse_mass_matrix(data: Any) -> np.ndarray:
     """
     y = np.asarray(data, dtype=np.float64)
     return np.array([y.var(ddof=1) / y.size, 1.0 / (2 * y.size)], dtype=np.float32)
+
+
+
+def segment_runner(step: Any, num_draws: int, mesh: Any, axis_name: str = "chains"):
+    """Compiled ``f(keys, states, first) -> (states, (positions, info))``: draws ``first`` to
+    ``first + num_draws - 1`` of every chain, the chains split over ``mesh``'s axis ``axis_name``.
+
+    Draw ``i`` of a chain uses ``fold_in(key, i)`` of the chain's key, as every runner of
+    the runners of ``parallel_mcmc.sample`` do: segments of any length, run one after another from the states
+    each returns, make the draws of one run of them all. Each device runs its chains one after another
+    (``lax.map``); ``first`` is one number for all chains.
+
+    Parameters
+    ----------
+    step : callable
+        A BlackJAX-style ``step(key, state) -> (state, info)`` for one chain.
+    num_draws : int
+        The draws of a segment (at least 1).
+    mesh : jax.sharding.Mesh
+        The mesh whose axis ``axis_name`` the chains are split over.
+    axis_name : str, optional
+        The mesh axis of the chains.
+
+    Returns
+    -------
+    callable
+        The compiled function; ``positions`` and ``info`` have axes ``(chain, draw, ...)``.
+
+    Raises
+    ------
+    ValueError
+        If ``num_draws`` is not a whole number >= 1.
+    """
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import PartitionSpec as P
+
+    whole_number("num_draws", num_draws, 1)
+
+    def one_chain(key, state, first):
+        def one_draw(state, i):
+            state, info = step(jax.random.fold_in(key, i), state)  # draw i's key: the chain's key and i alone
+            return state, (state.position, info)
+
+        return jax.lax.scan(one_draw, state, first + jnp.arange(num_draws))
+
+    def per_device(keys, states, first):
+        return jax.lax.map(lambda pair: one_chain(*pair, first), (keys, states))
+
+    chains = P(axis_name)
+    return jax.jit(jax.shard_map(per_device, mesh=mesh, in_specs=(chains, chains, P()), out_specs=chains,
+                                 check_vma=False))
+
+
+def save_checkpoint(path: str | Path, arrays: Mapping[str, Any]) -> None:
+    """Write ``arrays`` to the ``.npz`` file ``path`` atomically: a temporary file beside it, then ``os.replace``.
+
+    A process killed while it writes leaves the previous checkpoint whole.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The checkpoint.
+    arrays : mapping of str to array_like
+        What it holds.
+    """
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.tmp")
+    with open(temporary, "wb") as file:
+        np.savez(file, **{name: np.asarray(value) for name, value in arrays.items()})
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(temporary, path)  # atomic: a reader sees the old file or the new one, never half of one
+
+
+def load_checkpoint(path: str | Path, **expected: int) -> dict[str, np.ndarray] | None:
+    """The arrays of the checkpoint ``path``, or ``None`` where there is none yet.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The checkpoint that :func:`save_checkpoint` wrote.
+    **expected : int
+        Numbers the checkpoint must hold (``num_chains=8, seed=0``, ...), so that a run never resumes
+        another run's chains.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray or None
+        Its arrays.
+
+    Raises
+    ------
+    ValueError
+        If the checkpoint holds other numbers than ``expected``.
+    """
+    path = Path(path)
+    if not path.exists():
+        return None
+    with np.load(path) as saved:
+        arrays = dict(saved)
+    wrong = {name: int(arrays[name]) for name, value in expected.items() if int(arrays[name]) != value}
+    if wrong:
+        raise ValueError(f"The checkpoint {path} is of another run ({', '.join(f'{k} {v}' for k, v in wrong.items())}, "
+                         f"not {', '.join(f'{k} {expected[k]}' for k in wrong)}): give the run's own options, "
+                         "or remove the file to start afresh.")
+    return arrays
 
 
 def summarize(draws: Mapping[str, Any], processes: Sequence[Mapping[str, int]], data: Any, *,
@@ -237,6 +359,17 @@ class _CacheEvents:
             self.misses += 1
 
 
+class _Warning:
+    """Set by SIGUSR1 or SIGTERM (SLURM's warning before the time limit, or its stop): finish the segment, save, stop."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+
+    def __call__(self, signum: int, _frame: Any) -> None:
+        self.signal = signum
+        print(f"{signal.Signals(signum).name}: stopping after this segment", flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> dict | None:
     """Run the program: sample the chains over the job's processes and write the summary on process 0.
 
@@ -265,6 +398,11 @@ def main(argv: Sequence[str] | None = None) -> dict | None:
     parser.add_argument("--draws-out", help="where process 0 writes every chain's draws (.npz, warm-up included)")
     parser.add_argument("--diagnostics", action=argparse.BooleanOptionalAction, default=True,
                         help="R-hat and ESS (ArviZ) in the summary; --no-diagnostics leaves them and ArviZ out")
+    parser.add_argument("--checkpoint", help="a .npz file: sample in segments, save after each, resume from it if it exists")
+    parser.add_argument("--segment", type=int, default=100,
+                        help="draws per chain between two checkpoints (with --checkpoint)")
+    parser.add_argument("--stop-after", type=int,
+                        help="stop after this many segments, as on SIGUSR1, to try resuming (with --checkpoint)")
     parser.add_argument("--cpu-devices", type=int,
                         help="run on this many CPU devices in each process (to try layouts on one machine)")
     parser.add_argument("--timeout", type=int, default=120,
@@ -279,6 +417,16 @@ def main(argv: Sequence[str] | None = None) -> dict | None:
     whole_number("--draws", args.draws, args.warmup + 2, of=" (more than --warmup)")
     if args.cpu_devices is not None:
         whole_number("--cpu-devices", args.cpu_devices, 1)
+    whole_number("--segment", args.segment, 1)
+    if args.stop_after is not None:
+        whole_number("--stop-after", args.stop_after, 1)
+        if args.checkpoint is None:
+            parser.error("--stop-after stops a run so that it can resume: give --checkpoint FILE too.")
+    segment = args.segment if args.checkpoint else args.draws  # without a checkpoint: one segment of every draw
+    warning = _Warning()
+    if args.checkpoint:  # from the start: a signal that comes while JAX starts is not lost
+        signal.signal(signal.SIGUSR1, warning)
+        signal.signal(signal.SIGTERM, warning)
 
     import jax
 
@@ -304,7 +452,6 @@ def main(argv: Sequence[str] | None = None) -> dict | None:
     from jax.sharding import AxisType, NamedSharding
     from jax.sharding import PartitionSpec as P
 
-    from parallel_mcmc.sample.chains import shard_map_runner
     from parallel_mcmc.models import normal
 
     data = normal.observed()
@@ -322,16 +469,57 @@ def main(argv: Sequence[str] | None = None) -> dict | None:
     keys = jax.random.wrap_key_data(inputs["keys"])
     states = jax.jit(jax.vmap(nuts.init))(inputs["positions"])
 
-    run = shard_map_runner(nuts.step, args.draws, mesh, "chains", inner="map")
-    start = time.perf_counter()
-    compiled = run.lower(keys, states).compile()  # from the persistent cache, where one is set and holds it
-    compile_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    positions, info = jax.block_until_ready(compiled(keys, states))
-    seconds = time.perf_counter() - start
+    # A checkpoint: every process reads it and takes its own chains' states; the keys are the chains' own.
+    saved = args.checkpoint and load_checkpoint(args.checkpoint, num_chains=args.num_chains, num_draws=args.draws,
+                                                seed=args.seed)
+    paths, tree = jax.tree_util.tree_flatten_with_path(states)
+    names = ["state" + jax.tree_util.keystr(path) for path, _ in paths]
+    done, kept, steps = 0, {name: [] for name in local["positions"]}, [np.zeros(args.num_chains, np.int64)]
+    if saved:
+        rows = [saved[name][mine] for name in names]
+        states = jax.make_array_from_process_local_data(by_chain, jax.tree_util.tree_unflatten(tree, rows))
+        done, steps = int(saved["done"]), [saved["integration_steps"]]
+        kept = {name: [saved[f"draws/{name}"]] for name in kept}
+        print(f"process {jax.process_index()}: resuming at draw {done} of {args.draws} from {args.checkpoint}",
+              flush=True)
 
-    draws = multihost_utils.process_allgather(positions, tiled=True)  # every chain, in every process
-    steps = multihost_utils.process_allgather(info.num_integration_steps.sum(axis=1), tiled=True)
+    if args.checkpoint:  # every chain's key, saved with the states
+        every_key = np.asarray(multihost_utils.process_allgather(jax.random.key_data(keys), tiled=True))
+    compile_seconds = seconds = 0.0
+    runners, segments, stopped = {}, 0, False
+    while done < args.draws and not stopped:
+        size = min(segment, args.draws - done)
+        if size not in runners:  # the last segment may be shorter: one more program
+            start = time.perf_counter()
+            runners[size] = segment_runner(nuts.step, size, mesh).lower(keys, states, np.int32(done)).compile()
+            compile_seconds += time.perf_counter() - start  # from the persistent cache, where one is set and holds it
+        start = time.perf_counter()
+        states, (positions, info) = jax.block_until_ready(runners[size](keys, states, np.int32(done)))
+        seconds += time.perf_counter() - start
+        for name, value in multihost_utils.process_allgather(positions, tiled=True).items():  # every chain, everywhere
+            kept[name].append(np.asarray(value))
+        steps.append(np.asarray(multihost_utils.process_allgather(info.num_integration_steps.sum(axis=1), tiled=True)))
+        done, segments = done + size, segments + 1
+        if not args.checkpoint:
+            continue
+        # Stop together: if one process got the signal, all of them stop after this segment.
+        asked = warning.signal is not None or segments == args.stop_after
+        stopped = bool(np.any(multihost_utils.process_allgather(np.array([asked])))) and done < args.draws
+        every_state = multihost_utils.process_allgather(states, tiled=True)
+        if jax.process_index() == 0:
+            save_checkpoint(args.checkpoint, {
+                **dict(zip(names, jax.tree_util.tree_leaves(every_state))), "done": done,
+                "num_chains": args.num_chains, "num_draws": args.draws, "seed": args.seed,
+                "keys": every_key,
+                "integration_steps": np.sum(steps, axis=0),
+                **{f"draws/{name}": np.concatenate(value, axis=1) for name, value in kept.items()}})
+    if stopped:
+        print(f"process {jax.process_index()}: stopped after draw {done} of {args.draws}, saved in "
+              f"{args.checkpoint}; start again to resume (exit status {STOPPED})", flush=True)
+        jax.distributed.shutdown()
+        sys.exit(STOPPED)
+    draws = {name: np.concatenate(value, axis=1) for name, value in kept.items()}
+    steps = np.sum(steps, axis=0)
     mine_now = np.array([jax.process_index(), _slurm_number("SLURM_PROCID"), _slurm_number("SLURM_LOCALID"),
                          jax.local_device_count(), cache.hits, cache.misses])
     table = np.asarray(multihost_utils.process_allgather(mine_now)).reshape(jax.process_count(), -1)
@@ -350,6 +538,9 @@ def main(argv: Sequence[str] | None = None) -> dict | None:
         run = dict(devices=jax.device_count(), seed=args.seed, integration_steps=np.asarray(steps).tolist(),
                    compile_seconds=float(times[:, 0].max()), sampling_seconds=float(times[:, 1].max()),
                    slurm={name: os.environ.get(name) for name in SLURM_VARIABLES})
+        if args.checkpoint:  # where this run started, and the segments it ran
+            run["checkpoint"] = {"path": str(args.checkpoint), "resumed_at": int(saved["done"]) if saved else 0,
+                                 "segment": segment, "segments": segments}
         if args.diagnostics:
             result = summarize(draws, processes, data, warmup=args.warmup, **run)
         else:
