@@ -61,19 +61,18 @@ course:
 # test; `make book` and a reader's kernel only report it.
 # Three runs (tests/conftest.py): the chapters (each within its 60 s alone; many time something) and the tests that
 # time the machine, one at a time; beside them from the start, the long tests marked `background`, one file at a
-# time at the lowest CPU priority (SCHED_IDLE through util-linux's chrt, else nice 19), their report printed when
-# they end (_build/test-background.log); then everything else, marked `parallel`, TEST_JOBS at a time
+# time at the lowest CPU priority (tools/low_priority.sh: an idle cgroup, else SCHED_IDLE, else nice 19), their
+# report printed when they end (_build/test-background.log); then everything else, marked `parallel`, TEST_JOBS at a time
 # (pytest-xdist): a file's tests on one worker (its module fixtures made once), and files that share something on
 # the same one, in order (the site built from the chapters' runs; the SLURM tests).
 # Any run failing fails; a run that selects no test (exit 5) does not.
 TEST_JOBS ?= 2
-LOW_PRIORITY := $(shell command -v chrt >/dev/null 2>&1 && echo chrt --idle 0 || echo nice -n 19)
 BACKGROUND_LOG := _build/test-background.log
 test: $(STAMP) $(ASSETS)
 	@mkdir -p $(dir $(BACKGROUND_LOG))
-	@PARALLEL_MCMC_TIMING=strict $(LOW_PRIORITY) $(PY) -m pytest $(PYTEST_ARGS) -m background \
+	@PARALLEL_MCMC_TIMING=strict tools/low_priority.sh $(PY) -m pytest $(PYTEST_ARGS) -m background \
 		>$(BACKGROUND_LOG) 2>&1 & bg=$$!; trap 'kill $$bg 2>/dev/null' INT TERM; \
-	echo "the background run started (pid $$bg, $(LOW_PRIORITY)), its report goes to $(BACKGROUND_LOG)"; \
+	sleep 1; echo "the background run started (pid $$bg, $$(head -n 1 $(BACKGROUND_LOG))), its report goes to $(BACKGROUND_LOG)"; \
 	PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS) -m "not parallel and not background"; one=$$?; \
 	PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS) -m parallel -n $(TEST_JOBS) --dist loadfile; two=$$?; \
 	wait $$bg; three=$$?; echo "== the background run (-m background, $(BACKGROUND_LOG)):"; cat $(BACKGROUND_LOG); \

@@ -12,8 +12,8 @@ a test that needs another count runs Python in a subprocess (``run_python``).
 ``make test`` runs the tests in three parts. First the chapters (each must run in under 60 s on its own, and many
 time something) and the tests that time the machine, one at a time. Beside them, from the start, the long tests
 that neither time anything nor read what the chapters write, marked ``background`` here (:data:`BACKGROUND`),
-one file at a time at the lowest CPU priority (Linux's ``SCHED_IDLE``: they get only the cycles the chapters leave
-idle, so the chapters' timings see a quiet machine). Then everything else, marked ``parallel`` here, two at a time
+one file at a time at the lowest CPU priority (``tools/low_priority.sh``: an idle cgroup, else ``SCHED_IDLE``; they
+get only the cycles the chapters leave idle, so the chapters' timings see a quiet machine). Then everything else, marked ``parallel`` here, two at a time
 (pytest-xdist, ``--dist loadfile``): each file goes whole to one worker, and the files that share something go
 together, in order (:data:`GROUPS`, :func:`pytest_xdist_make_scheduler`).
 """
