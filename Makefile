@@ -62,7 +62,8 @@ course:
 # Three runs (tests/conftest.py): the chapters (each within its 60 s alone; many time something) and the tests that
 # time the machine, one at a time; beside them from the start, the long tests marked `background`, one file at a
 # time at the lowest CPU priority (tools/low_priority.sh: an idle cgroup, else SCHED_IDLE, else nice 19), their
-# report printed when they end (_build/test-background.log); then everything else, marked `parallel`, TEST_JOBS at a time
+# report printed when they end (_build/test-background.log), and at an ordinary priority once the chapters are done
+# (--release: nothing timed runs after them); then everything else, marked `parallel`, TEST_JOBS at a time
 # (pytest-xdist): a file's tests on one worker (its module fixtures made once), and files that share something on
 # the same one, in order (the site built from the chapters' runs; the SLURM tests).
 # Any run failing fails; a run that selects no test (exit 5) does not.
@@ -74,6 +75,7 @@ test: $(STAMP) $(ASSETS)
 		>$(BACKGROUND_LOG) 2>&1 & bg=$$!; trap 'kill $$bg 2>/dev/null' INT TERM; \
 	sleep 1; echo "the background run started (pid $$bg, $$(head -n 1 $(BACKGROUND_LOG))), its report goes to $(BACKGROUND_LOG)"; \
 	PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS) -m "not parallel and not background"; one=$$?; \
+	tools/low_priority.sh --release $$bg; \
 	PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS) -m parallel -n $(TEST_JOBS) --dist loadfile; two=$$?; \
 	wait $$bg; three=$$?; echo "== the background run (-m background, $(BACKGROUND_LOG)):"; cat $(BACKGROUND_LOG); \
 	echo "exit statuses: first run $$one, parallel run $$two, background run $$three"; \

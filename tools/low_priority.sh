@@ -8,7 +8,17 @@
 # holds only within its session. A cgroup marked idle (cgroup v1's or v2's cpu.idle, Linux 5.15 or newer) holds for
 # every process in it and every process they start. Where no such cgroup can be made (not root, no cpu
 # controller), the command runs under SCHED_IDLE (chrt --idle 0), and failing that nice 19, and says so.
+#
+# `tools/low_priority.sh --release PID` gives the command started by the script of process PID an ordinary share of
+# the cores from now on (its cgroup is no longer idle); where it runs under SCHED_IDLE or nice, nothing changes.
 set -u
+if [ "${1:-}" = "--release" ]; then
+    for root in /sys/fs/cgroup/cpu /sys/fs/cgroup; do
+        [ -e "$root/parallel-mcmc-low-priority-${2:?give the process id of the script}/cpu.idle" ] || continue
+        echo 0 >"$root/parallel-mcmc-low-priority-$2/cpu.idle" && exit 0
+    done
+    exit 0
+fi
 group=""
 for root in /sys/fs/cgroup/cpu /sys/fs/cgroup; do
     [ -w "$root/cgroup.procs" ] && [ -e "$root/cpu.idle" ] || continue
