@@ -14,7 +14,8 @@ from parallel_mcmc.exercises.common import (WrongType, expect, expect_type, chec
 
 __all__ = [
     "check_lab_inputs", "check_program", "check_replicated_like", "check_replicated_outputs", "check_xy_mesh",
-    "close", "explicit", "log_likelihood64", "near", "numbers", "require_array", "require_function", "require_mesh",
+    "close", "explicit", "log_likelihood64", "near", "numbers", "program_collectives", "require_array",
+    "require_function", "require_mesh",
     "same_layout", "shown", "sum_verdict", "value_and_grad",
 ]
 
@@ -201,19 +202,25 @@ def check_replicated_outputs(outputs: tuple, devices: set, hint: str) -> None:
         )
 
 
-def check_program(program: Any, name: str, gathered: str) -> None:
-    """``program``, the compiled program of the sharded log-likelihood, adds the devices' sums with an all-reduce
-    and gathers nothing."""
+def program_collectives(program: Any, how: str, what: str = "the compiled program") -> list:
+    """The collectives (:func:`parallel_mcmc.measure.hlo.collectives`) of ``program``, which must be the text of
+    a compiled program; ``how`` says how to get it. :class:`~parallel_mcmc.exercises.common.WrongType` for the
+    compiled object itself or anything but a string."""
     from parallel_mcmc.measure import hlo
 
-    how = f"{name}.lower(beta, X, y).compile().as_text(), with the sharded arguments"
     if callable(getattr(program, "as_text", None)):
         raise WrongType(f"`program` is {type(program).__name__}, the compiled (or lowered) program itself; give "
                         f"its text: {how}.")
-    expect_type(isinstance(program, str), f"`program` should be the text of the compiled program ({how}), got "
-                                          f"{shown(program)}.")
+    expect_type(isinstance(program, str), f"`program` should be the text of {what} ({how}), got {shown(program)}.")
     expect("HloModule" in program, f"`program` is a string but not the text of a compiled program: {how}.")
-    kinds = [c.kind for c in hlo.collectives(program)]
+    return hlo.collectives(program)
+
+
+def check_program(program: Any, name: str, gathered: str) -> None:
+    """``program``, the compiled program of the sharded log-likelihood, adds the devices' sums with an all-reduce
+    and gathers nothing."""
+    how = f"{name}.lower(beta, X, y).compile().as_text(), with the sharded arguments"
+    kinds = [c.kind for c in program_collectives(program, how)]
     expect("all-gather" not in kinds, f"The compiled program holds an all-gather: {gathered}")
     expect(
         "all-reduce" in kinds,

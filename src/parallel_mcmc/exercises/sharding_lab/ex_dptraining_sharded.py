@@ -9,7 +9,7 @@ import numpy as np
 
 from parallel_mcmc.exercises.common import (WrongType, check_rows_sharded, describe, expect, expect_type, jax_module,
                                             passed)
-from ._shared import numbers, require_array, same_layout, shown
+from ._shared import numbers, program_collectives, require_array, same_layout, shown
 
 __all__ = ["sharded_chain", "WRONG_ANSWERS"]
 
@@ -94,16 +94,8 @@ def sharded_chain(draws: Any, X_train: Any, y_train: Any, program: Any, referenc
 
 def _check_chain_program(program: Any, num_devices: int) -> None:
     """``program`` is the text of the sharded chain's compiled program: an all-reduce inside its loop, no gather."""
-    from parallel_mcmc.measure import hlo
-
     how = "chain.lower(key, X_train, y_train).compile().as_text()"
-    if callable(getattr(program, "as_text", None)):
-        raise WrongType(f"`program` is {type(program).__name__}, the compiled (or lowered) program itself; give its "
-                        f"text: {how}.")
-    expect_type(isinstance(program, str), f"`program` should be the text of the chain's compiled program ({how}), "
-                                          f"got {shown(program)}.")
-    expect("HloModule" in program, f"`program` is a string but not the text of a compiled program: {how}.")
-    found = hlo.collectives(program)
+    found = program_collectives(program, how, what="the chain's compiled program")
     expect("all-gather" not in [c.kind for c in found],
            "The compiled program holds an all-gather: the rows went to every device, where only the sums need to "
            "travel. Keep `X_train` and `y_train` split by rows.")
