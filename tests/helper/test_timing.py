@@ -106,12 +106,23 @@ def test_rejects_a_result_instead_of_a_function():
         time_call(jnp.ones(3))
 
 
-def test_speedup_and_efficiency():
-    base = Timing("serial", (4.0, 4.0, 4.0), first_call=5.0)
-    fast = Timing("parallel", (2.0, 2.0, 2.0), first_call=3.0)
+def test_a_speedup_is_said_by_the_narrator_with_its_interval_and_ideal():
+    base = Timing("serial", (4.0, 4.1, 3.9), first_call=5.0)
+    fast = Timing("parallel", (2.0, 2.05, 1.95), first_call=3.0)
     s = speedup(base, fast, ideal=4, ideal_reason="4 cores")
-    assert s.measured == 2.0 and s.ideal == 4.0 and s.efficiency == 0.5
-    assert "2.00x measured, 4.00x ideal (4 cores), efficiency 50%" in str(s)
+    assert s.measured == 2.0 and s.ideal == 4.0
+    said = str(s)
+    assert said.startswith("parallel against serial: faster, 2.00x (95% interval") and "ideal is 4.00x" in said, said
+    assert said.endswith("The ideal counts 4 cores."), said
+    assert "efficiency" not in said and "%" not in said.replace("95%", ""), said  # no share of a bound
+
+
+def test_a_speedup_above_its_ideal_is_not_a_share_over_100_percent():
+    base = Timing("serial", (4.0, 4.1, 3.9), first_call=5.0)
+    fast = Timing("parallel", (1.0, 1.02, 0.98), first_call=3.0)
+    said = str(speedup(base, fast, ideal=2))  # 4x measured against a model's 2x: the model is wrong
+    assert "4.00x" in said and "ideal is 2.00x" in said and "%" not in said.replace("95%", ""), said
+    assert "model" in said, said
 
 
 def test_speedup_rejects_bad_parts():

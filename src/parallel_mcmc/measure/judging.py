@@ -105,11 +105,6 @@ class Comparison:
             return "tie"
         return "faster" if self.measured > 1 else "slower"
 
-    @property
-    def efficiency(self) -> float:
-        """Measured over ideal speedup."""
-        return self.measured / self.ideal
-
     def __str__(self) -> str:
         return (f"{self.candidate.measured.label} vs {self.baseline.measured.label}: {self.measured:.2f}x measured "
                 f"(spread {self.spread:.0%}), {self.ideal:.2f}x ideal (the model's ratio): {self.outcome}")

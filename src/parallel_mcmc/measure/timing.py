@@ -311,17 +311,16 @@ class Speedup:
         """Baseline median time over candidate median time."""
         return self.baseline.median / self.candidate.median
 
-    @property
-    def efficiency(self) -> float:
-        """Measured over ideal speedup; 1.0 means the ideal was reached."""
-        return self.measured / self.ideal
-
     def __str__(self) -> str:
-        why = f" ({self.ideal_reason})" if self.ideal_reason else ""
-        return (
-            f"{self.candidate.label} vs {self.baseline.label}: {self.measured:.2f}x measured, "
-            f"{self.ideal:.2f}x ideal{why}, efficiency {self.efficiency:.0%}"
-        )
+        """The narrator's sentence (:func:`parallel_mcmc.measure.speedup_sentence`): the measured speedup with its
+        interval from the repeats, beside the ideal. The ideal is the model's prediction, not a bound: a run above
+        it by more than the calibration's error says the model is wrong, and the sentence says so."""
+        from parallel_mcmc.measure.compare import speedup_interval
+        from parallel_mcmc.measure.narrate import speedup_sentence
+
+        said = speedup_sentence(self.candidate.label, self.baseline.label,
+                                speedup_interval(self.baseline.times, self.candidate.times), self.ideal)
+        return said + (f" The ideal counts {self.ideal_reason}." if self.ideal_reason else "")
 
     def _repr_pretty_(self, printer, cycle) -> None:
         printer.text(str(self))
