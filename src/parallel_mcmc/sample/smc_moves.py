@@ -57,8 +57,7 @@ def step_size_from_particles(particles: Any, weights: jax.Array, num_integration
     from blackjax.smc.tuning.from_particles import particles_as_rows  # on first call: BlackJAX starts JAX
 
     rows = particles_as_rows(particles)  # a row per particle (a pytree's leaves side by side)
-    weights = jnp.asarray(weights) / jnp.sum(weights)
-    narrowest_sd = jnp.sqrt(weights @ (rows - weights @ rows) ** 2).min()
+    narrowest_sd = _weighted_sd(rows, jnp.asarray(weights)).min()
     return trajectory * narrowest_sd / num_integration_steps
 
 
