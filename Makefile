@@ -66,18 +66,26 @@ course:
 # (--release: nothing timed runs after them); then everything else, marked `parallel`, TEST_JOBS at a time
 # (pytest-xdist): a file's tests on one worker (its module fixtures made once), and files that share something on
 # the same one, in order (the site built from the chapters' runs; the SLURM tests).
-# Any run failing fails; a run that selects no test (exit 5) does not.
+# Any run failing fails; a run that selects no test (exit 5) does not. The output ends with a summary
+# (booktools.test_report, from each run's JUnit report in _build/test-reports): every failure in one line.
 TEST_JOBS ?= 2
 BACKGROUND_LOG := _build/test-background.log
+REPORTS := _build/test-reports
 test: $(STAMP) $(ASSETS)
-	@mkdir -p $(dir $(BACKGROUND_LOG))
+	@mkdir -p $(dir $(BACKGROUND_LOG)) $(REPORTS)
+	@rm -f $(REPORTS)/first.xml $(REPORTS)/parallel.xml $(REPORTS)/background.xml
 	@PARALLEL_MCMC_TIMING=strict tools/low_priority.sh $(PY) -m pytest $(PYTEST_ARGS) -m background \
-		>$(BACKGROUND_LOG) 2>&1 & bg=$$!; trap 'kill $$bg 2>/dev/null' INT TERM; \
+		--junitxml=$(REPORTS)/background.xml >$(BACKGROUND_LOG) 2>&1 & bg=$$!; trap 'kill $$bg 2>/dev/null' INT TERM; \
 	sleep 1; echo "the background run started (pid $$bg, $$(head -n 1 $(BACKGROUND_LOG))), its report goes to $(BACKGROUND_LOG)"; \
-	PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS) -m "not parallel and not background"; one=$$?; \
+	PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS) -m "not parallel and not background" \
+		--junitxml=$(REPORTS)/first.xml; one=$$?; \
 	tools/low_priority.sh --release $$bg; \
-	PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS) -m parallel -n $(TEST_JOBS) --dist loadfile; two=$$?; \
+	PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS) -m parallel -n $(TEST_JOBS) --dist loadfile \
+		--junitxml=$(REPORTS)/parallel.xml; two=$$?; \
 	wait $$bg; three=$$?; echo "== the background run (-m background, $(BACKGROUND_LOG)):"; cat $(BACKGROUND_LOG); \
+	echo "== summary (the background run: $$(head -n 1 $(BACKGROUND_LOG)))"; \
+	$(PY) -m booktools.test_report first=$(REPORTS)/first.xml parallel=$(REPORTS)/parallel.xml \
+		background=$(REPORTS)/background.xml; \
 	echo "exit statuses: first run $$one, parallel run $$two, background run $$three"; \
 	for code in $$one $$two $$three; do [ $$code -eq 0 ] || [ $$code -eq 5 ] || exit $$code; done
 
