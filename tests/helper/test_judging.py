@@ -110,6 +110,10 @@ def test_a_failure_is_measured_again_and_a_passing_try_ends_it(cores, monkeypatc
     assert len(calls) == 2 and verdict.tries == 2 and verdict.passed
     verdict.check()
     assert "after 2 measurements" in verdict.summary()
+    # what made the judge measure again stays on record, in the verdict's text too
+    assert verdict.retried_for == (f"measurement 1: {judge(lambda: bad, cores=2).runs['a']}",)
+    assert str(verdict).splitlines()[-1] == f"measured again after {verdict.retried_for[0]}"
+    assert "far slower  FAILS" in verdict.retried_for[0]
 
 
 def test_a_persistent_failure_fails_in_strict_mode_after_every_try(cores, monkeypatch):
@@ -117,6 +121,7 @@ def test_a_persistent_failure_fails_in_strict_mode_after_every_try(cores, monkey
     measure, calls = planted({"a": run([1.0, 1.0], 0.3)})
     verdict = judge(measure, cores=2)
     assert len(calls) == RULES.tries and not verdict.passed
+    assert [line.split(":")[0] for line in verdict.retried_for] == [f"measurement {i}" for i in range(1, RULES.tries)]
     with pytest.raises(AssertionError, match=f"after {RULES.tries} measurement"):
         verdict.check()
 
@@ -236,7 +241,8 @@ def test_each_verdict_is_recorded_where_the_variable_names_a_file(tmp_path, monk
     judge(lambda: {"a": run([1.0, 1.0], 1.0, "a"), "b": run([1.0, 1.1], 1.0, "b")}, cores=2)
     judge(lambda: {"a": run([1.0, 1.0], 1.0, "a")}, cores=1)
     first, second = [json.loads(line) for line in log.read_text().splitlines()]
-    assert first == {"runs": 2, "cores": 2, "cores_got": 0.5, "tries": 1, "passed": True, "cores_free": False}
+    assert first == {"runs": 2, "cores": 2, "cores_got": 0.5, "tries": 1, "passed": True, "cores_free": False,
+                     "retried_for": []}
     assert second["runs"] == 1 and second["cores"] == 1 and second["cores_free"] is False
 
 

@@ -226,3 +226,20 @@ def test_the_plugin_names_the_helpers_variable():
     from parallel_mcmc.measure import VERDICT_LOG_ENV as helpers
 
     assert VERDICT_LOG_ENV == helpers
+
+
+def test_the_run_times_line_names_what_made_a_page_measure_again(tmp_path):
+    import json
+
+    from booktools.nbtest import _timings_note, verdict_summary
+
+    log = tmp_path / "verdicts.jsonl"
+    lines = [{"runs": 2, "cores": 2, "cores_got": 1.9, "tries": 1, "passed": True, "cores_free": True},  # older file
+             {"runs": 6, "cores": 2, "cores_got": 1.7, "tries": 3, "passed": True, "cores_free": True,
+              "retried_for": ["measurement 1: b: measured 10 ms ... beats the model  FAILS", "measurement 2: b: ..."]}]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    summary = verdict_summary(log)
+    assert summary["retried"] == 1 and summary["cores_got"] == 1.7 and len(summary["retried_for"]) == 2
+    assert _timings_note(summary) == ("  2 timed, got >= 1.70 of 2 cores, 1 re-measured "
+                                      "(measurement 1: b: measured 10 ms ... beats the model  FAILS; 1 more)")
+    assert _timings_note(verdict_summary(tmp_path / "none.jsonl")) == ""

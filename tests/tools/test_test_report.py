@@ -71,4 +71,10 @@ def test_a_notebook_cells_failure_is_named_by_the_exception_that_ended_it():
             "Cell In[12], line 1\n----> 1 judge(runs)\n\nTimingError: lockstep against the state machine: 0.81x\n")
     assert test_report._one_line(text) == "Cell 12: TimingError: lockstep against the state machine: 0.81x"
     assert test_report._one_line("") == "(no message)"
+    judged = ("Notebook cell execution failed\nCell 9: Cell execution caused an exception\n\nInput:\nsweep.check()\n"
+              "Traceback:\nAssertionError: timing verdict failed after 3 measurement(s):\n"
+              "2 devices, 128 × 250: measured 45.3 ms, predicted 61.0 ms: beats the model  FAILS\n")
+    assert test_report._one_line(judged) == ("Cell 9: AssertionError: timing verdict failed after 3 measurement(s): "
+                                             "2 devices, 128 × 250: measured 45.3 ms, predicted 61.0 ms: beats the "
+                                             "model  FAILS")
     assert test_report._one_line("assert 1 == 2\nmore") == "assert 1 == 2"

@@ -114,11 +114,13 @@ _verdict_summaries: dict[str, dict] = {}
 def verdict_summary(log: Path) -> dict:
     """A notebook's timed measurements, from its kernel's verdict file: ``verdicts`` (how many judged
     measurements), ``cores`` (the most cores a model counted), ``cores_got`` (the fewest the process got
-    during one, or None without any), ``retried`` (verdicts measured more than once) and ``failed``."""
+    during one, or None without any), ``retried`` (verdicts measured more than once), ``failed`` and
+    ``retried_for`` (what failed in the measurements made again, a line each)."""
     lines = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.is_file() else []
     return {"verdicts": len(lines), "cores": max((v["cores"] for v in lines), default=None),
             "cores_got": min((v["cores_got"] for v in lines), default=None),
-            "retried": sum(v["tries"] > 1 for v in lines), "failed": sum(not v["passed"] for v in lines)}
+            "retried": sum(v["tries"] > 1 for v in lines), "failed": sum(not v["passed"] for v in lines),
+            "retried_for": [why for v in lines for why in v.get("retried_for", [])]}
 
 
 def _timings_note(summary: dict | None) -> str:
@@ -126,7 +128,9 @@ def _timings_note(summary: dict | None) -> str:
     if not summary or not summary["verdicts"]:
         return ""
     note = f"  {summary['verdicts']} timed, got >= {summary['cores_got']:.2f} of {summary['cores']} cores"
-    return note + (f", {summary['retried']} re-measured" if summary["retried"] else "")
+    note += f", {summary['retried']} re-measured" if summary["retried"] else ""
+    why = summary.get("retried_for") or []
+    return note + (f" ({why[0]}{f'; {len(why) - 1} more' if len(why) > 1 else ''})" if why else "")
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -42,8 +42,13 @@ def _one_line(text: str) -> str:
     line = lines[0]
     if line.startswith("Notebook cell execution failed"):
         cell = next((found for found in lines[1:2] if found.startswith("Cell ")), "")
-        raised = [found for found in lines if EXCEPTION.match(found)]
-        line = f"{cell.split(':')[0]}: {raised[-1]}" if cell and raised else raised[-1] if raised else cell or line
+        raised = [i for i, found in enumerate(lines) if EXCEPTION.match(found)]
+        if raised:  # the exception's line, and the next one where it ends in a colon (the judge's failure)
+            i = raised[-1]
+            said = lines[i] + (" " + lines[i + 1] if lines[i].endswith(":") and i + 1 < len(lines) else "")
+            line = f"{cell.split(':')[0]}: {said}" if cell else said
+        else:
+            line = cell or line
     return line if len(line) <= WIDTH else line[: WIDTH - 1] + "…"
 
 

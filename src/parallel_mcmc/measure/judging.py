@@ -133,6 +133,9 @@ class Verdict:
         The thresholds.
     upper_bound_only : str, optional
         The sentence saying which cost the model counts at its best case only.
+    retried_for : tuple of str, optional
+        What failed in each earlier measurement, one line per failing run (:func:`judge` fills it): why the
+        runs were measured again.
     """
 
     runs: Mapping[str, RunVerdict]
@@ -142,6 +145,7 @@ class Verdict:
     strict: bool
     rules: Rules = field(default=RULES)
     upper_bound_only: str = ""  #: why only the upper bound was checked (see :func:`judge`), or empty
+    retried_for: tuple[str, ...] = ()  #: the failures of the earlier measurements, a line each
 
     @property
     def predictions(self) -> dict[str, Prediction]:
@@ -287,7 +291,8 @@ class Verdict:
         head = (f"{len(self.runs)} runs, {self.tries} measurement(s); this process got {self.cores_got:.2f} of "
                 f"{self.cores} cores" + ("" if self.cores_free else " (disturbed: lower bounds not checked)")
                 + (f"\nupper bound only: {self.upper_bound_only}" if self.upper_bound_only else ""))
-        return "\n".join([head, *(str(run) for run in self.runs.values())])
+        again = [f"measured again after {line}" for line in self.retried_for]
+        return "\n".join([head, *(str(run) for run in self.runs.values()), *again])
 
     def _repr_pretty_(self, printer, cycle) -> None:
         printer.text(str(self))
@@ -360,6 +365,7 @@ def judge(measure: Callable[[], Mapping[str, Prediction]], cores: int, rules: Ru
     if not callable(measure):
         raise TypeError("measure must be a function that times the runs and returns {name: Prediction}.")
     cores = whole_number("cores", cores, 1)
+    earlier: list[str] = []
     for attempt in range(1, rules.tries + 1):
         before = cores_available(cores)
         predictions = measure()
@@ -372,9 +378,10 @@ def judge(measure: Callable[[], Mapping[str, Prediction]], cores: int, rules: Ru
                            f"{sorted(set(per_run) - set(predictions))}; the runs are {list(predictions)}.")
         bounded = set(predictions) if per_run is None and said else set(per_run or ())
         runs = {name: rate(name, p, free and name not in bounded, rules) for name, p in predictions.items()}
-        verdict = Verdict(runs, attempt, cores, got, strict(), rules, said)
+        verdict = Verdict(runs, attempt, cores, got, strict(), rules, said, tuple(earlier))
         if verdict.passed:
             break
+        earlier += [f"measurement {attempt}: {run}" for run in verdict.failures]
     record_verdict(verdict)
     return verdict
 
@@ -395,7 +402,8 @@ def record_verdict(verdict: Verdict) -> None:
     if not path:
         return
     line = {"runs": len(verdict.runs), "cores": verdict.cores, "cores_got": round(float(verdict.cores_got), 3),
-            "tries": verdict.tries, "passed": verdict.passed, "cores_free": verdict.cores_free}
+            "tries": verdict.tries, "passed": verdict.passed, "cores_free": verdict.cores_free,
+            "retried_for": list(verdict.retried_for)}
     try:
         with open(path, "a", encoding="utf-8") as f:
             f.write(json.dumps(line) + "\n")
