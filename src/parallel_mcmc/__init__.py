@@ -8,7 +8,7 @@ Subpackages, each with its public names declared in its ``__init__`` (its ``__al
   groups that form one JAX program) and the emcee problem the ensemble chapters run through them.
 - :mod:`parallel_mcmc.measure`: timing with compilation left out, the cost model, the judge of every timing,
   and measuring aids (compiled programs' text, XLA's CPU threads).
-- :mod:`parallel_mcmc.models`: the example models (normal, regression, sinusoid).
+- :mod:`parallel_mcmc.models`: the example models (funnel, normal, regression, sinusoid).
 - :mod:`parallel_mcmc.programs`: the programs started with ``python -m`` under ``mpiexec``, ``srun`` or as
   workers.
 - :mod:`parallel_mcmc.exercises`: the checks of the exercises, one package per part of the book and one module per

@@ -17,7 +17,7 @@ MODELS = sorted(m.name for m in pkgutil.iter_modules(parallel_mcmc.models.__path
 def test_the_package_lists_its_models():
     (listed,) = re.findall(r"the example models \(([^)]*)\)", parallel_mcmc.__doc__)
     assert sorted(name.strip() for name in listed.split(",")) == MODELS
-    assert MODELS == ["normal", "regression", "sinusoid"]
+    assert MODELS == ["funnel", "normal", "regression", "sinusoid"]
 
 
 def test_models_are_plain_modules_with_a_test_file_each():

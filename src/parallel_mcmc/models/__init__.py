@@ -7,4 +7,4 @@ definition. Importing this package does not start JAX.
 
 from parallel_mcmc._surface import surface
 
-__all__, __getattr__, __dir__ = surface(__name__, {}, modules=["normal", "regression", "sinusoid"])
+__all__, __getattr__, __dir__ = surface(__name__, {}, modules=["funnel", "normal", "regression", "sinusoid"])

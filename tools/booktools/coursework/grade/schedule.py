@@ -15,13 +15,13 @@ from typing import Sequence
 
 #: Seconds to grade each chapter (by its file's stem), one at a time: class_timing --book, 2026-11-28.
 GRADING_SECONDS = {
-    "mpi": 79, "slurm_jobs": 48, "dask": 32, "shared_trajectory_length": 28, "more_chains_than_devices": 19,
-    "multi_process_jax": 17, "chains_that_never_wait": 16, "devices": 15, "consensus_monte_carlo": 14,
-    "many_short_chains": 14, "process_pools": 11, "one_chain_sharded_data": 11, "cost_model": 9,
-    "parallel_tempering": 9, "data_parallel_training": 8, "tempered_smc": 7, "the_jax_way": 6, "profiling": 6,
-    "chain_methods": 6, "manual_parallelism": 6, "a_correct_runner": 5, "time_to_target": 5,
-    "vmap_pmap_shard_map": 5, "choosing_a_way": 5, "explicit_sharding": 5, "arrays_and_shardings": 4,
-    "automatic_parallelism": 4, "two_axes": 4,
+    "multi_process_jax": 20, "more_chains_than_devices": 18, "chains_that_never_wait": 15, "devices": 15,
+    "process_pools": 14, "data_parallel_training": 12, "many_short_chains": 12, "consensus_monte_carlo": 10,
+    "cost_model": 8, "one_chain_sharded_data": 8, "parallel_tempering": 8, "dask": 6, "tempered_smc": 6,
+    "time_to_target": 6, "choosing_a_way": 5, "manual_parallelism": 5, "profiling": 5,
+    "shared_trajectory_length": 5, "the_jax_way": 5, "a_correct_runner": 4, "automatic_parallelism": 4,
+    "chain_methods": 4, "explicit_sharding": 4, "two_axes": 4, "vmap_pmap_shard_map": 4, "arrays_and_shardings": 3,
+    "mpi": 3, "slurm_jobs": 3,
 }
 
 
