@@ -87,8 +87,15 @@ def test_cpu_by_rank_says_when_a_rank_answered_twice():
 
 
 def test_the_pools_the_command_line_offers():
-    assert emcee_mpi.POOLS == {"schwimmbad": pools.MPIPoolClosingOnce, "sharing": pools.SharingMPIPool,
-                               "mpi4py": pools.FuturesPool}
+    chunks = emcee_mpi.POOLS["mpi4py_chunks"]
+    assert chunks.func is pools.FuturesPool and chunks.keywords == {"chunked": True}
+    assert {name: pool for name, pool in emcee_mpi.POOLS.items() if name != "mpi4py_chunks"} == {
+        "schwimmbad": pools.MPIPoolClosingOnce, "sharing": pools.SharingMPIPool, "mpi4py": pools.FuturesPool}
+
+
+def test_the_chunked_executor_wants_a_bool():
+    with pytest.raises(TypeError, match="chunked must be True or False, got 'yes'"):
+        pools.FuturesPool(chunked="yes")
 
 
 def test_task_function_is_emcees_wrapper_with_the_data_in_args():
@@ -136,7 +143,7 @@ COSTS = (0.0005, 0.002)
 
 def run_mpi(tmp_path, name, ranks=3, steps=4, pool="schwimmbad", launcher=True, data_bytes=0):
     out = tmp_path / f"{name}.npz"
-    command = [sys.executable, *(["-m", "mpi4py.futures"] if pool == "mpi4py" else []), "-m",
+    command = [sys.executable, *(["-m", "mpi4py.futures"] if pool.startswith("mpi4py") else []), "-m",
                "parallel_mcmc.programs.emcee_mpi", str(out), "--pool", pool, "--steps", str(steps), "--repeats", "1",
                "--costs", *map(str, COSTS), "--data-bytes", str(data_bytes)]
     if launcher:
@@ -202,6 +209,15 @@ def test_mpi_example_with_mpi4pys_pool_executor(tmp_path, serial_chains):
     result = np.load(out)
     check_saved(result, "mpi4py", serial_chains, ranks=[1, 2])
     assert np.isnan(float(result["master_wait_seconds"]))  # only the sharing pool counts its waiting
+
+
+def test_mpi_example_with_the_executor_sending_chunks(tmp_path, serial_chains):
+    done, out = run_mpi(tmp_path, "chunks", ranks=3, pool="mpi4py_chunks")
+    assert done.returncode == 0, f"mpiexec failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+    result = np.load(out)
+    check_saved(result, "mpi4py_chunks", serial_chains, ranks=[1, 2])
+    # fixed chunks, as the sharing pool's: all 8 ms of the uneven round fall on one worker
+    assert result["uneven_round"][0] >= 0.008
 
 
 def test_sharing_pool_needs_two_ranks(tmp_path):

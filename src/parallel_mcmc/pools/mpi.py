@@ -20,6 +20,8 @@ alike. Two pools turn the ranks into something with a ``map`` method:
 
 from __future__ import annotations
 
+import math
+
 import os
 import shutil
 import sys
@@ -81,15 +83,24 @@ class FuturesPool:
     number of workers, ``k``. Use it as a context manager, or call
     :meth:`close`, which shuts the executor down once.
 
+    With ``chunked=True``, ``map`` passes ``chunksize=ceil(n / k)`` for ``n`` tasks and ``k`` workers, so that
+    each worker gets its share of a ``map`` in one message (``MPIPoolExecutor.map``'s own option): one overhead
+    a worker per ``map`` instead of one a task, and fixed chunks that nothing rebalances.
+
     Parameters
     ----------
     backoff : float or None, optional
         The longest sleep of a waiting rank, in seconds (default: mpi4py's, 1 ms).
+    chunked : bool, optional
+        Send each worker its share of a ``map`` in one message (default: one task a message).
     """
 
-    def __init__(self, backoff: float | None = None):
+    def __init__(self, backoff: float | None = None, chunked: bool = False):
         from mpi4py.futures import MPIPoolExecutor
 
+        if not isinstance(chunked, bool):
+            raise TypeError(f"chunked must be True or False, got {chunked!r}.")
+        self.chunked = chunked
         options = {} if backoff is None else {"backoff": real_number("backoff", backoff, least=0, of=" of seconds")}
         self.executor = MPIPoolExecutor(**options)
         self.size = self.executor.num_workers  # waits until the workers are there
@@ -110,7 +121,8 @@ class FuturesPool:
         return True  # only rank 0 runs the program under `python -m mpi4py.futures`
 
     def map(self, func: Callable[[Any], Any], iterable: Iterable[Any]) -> list[Any]:
-        """``[func(x) for x in iterable]``, one task per message, the results in the order of the tasks.
+        """``[func(x) for x in iterable]``, one task per message (with ``chunked``, one chunk per worker), the
+        results in the order of the tasks.
 
         Parameters
         ----------
@@ -122,7 +134,9 @@ class FuturesPool:
         list
             The results, in the order of the tasks.
         """
-        return list(self.executor.map(func, iterable))
+        tasks = list(iterable)
+        chunksize = max(math.ceil(len(tasks) / self.size), 1) if self.chunked else 1
+        return list(self.executor.map(func, tasks, chunksize=chunksize))
 
     def close(self) -> None:
         """Shut the executor down (waiting for its tasks); later calls do nothing."""

@@ -14,6 +14,9 @@
   schwimmbad's; start it through mpi4py's server,
   ``mpiexec -n K+1 python -m mpi4py.futures -m parallel_mcmc.programs.emcee_mpi ...``,
   for ``K`` workers.
+- ``mpi4py_chunks``: the same executor with ``chunksize=ceil(n / K)``
+  (``FuturesPool(chunked=True)``): each worker gets its share of a ``map`` in
+  one message, as the sharing pool's workers do, while rank 0 only waits.
 
 The sampler starts from :func:`~parallel_mcmc.pools.emcee_tasks.initial_walkers` with the random state
 :func:`~parallel_mcmc.pools.emcee_tasks.random_state`, so :func:`~parallel_mcmc.pools.emcee_tasks.run_serial` draws exactly the same chain in
@@ -54,6 +57,7 @@ Run it as::
 from __future__ import annotations
 
 import argparse
+import functools
 import pickle
 import time
 from typing import Any, Callable, Sequence
@@ -80,7 +84,8 @@ from parallel_mcmc.pools.workers import DEFAULT_COST, CountingPool, burn_cpu
 __all__ = ["POOLS", "main"]
 
 #: The pools ``--pool`` can choose, by name.
-POOLS = {"schwimmbad": MPIPoolClosingOnce, "sharing": SharingMPIPool, "mpi4py": FuturesPool}
+POOLS = {"schwimmbad": MPIPoolClosingOnce, "sharing": SharingMPIPool, "mpi4py": FuturesPool,
+         "mpi4py_chunks": functools.partial(FuturesPool, chunked=True)}
 
 
 def _waited(pool: Any) -> np.ndarray:
