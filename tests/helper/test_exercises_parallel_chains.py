@@ -438,3 +438,61 @@ def test_time_to_target_rejects_plausible_wrong_answers(wrong, message):
 def test_time_to_target_refuses_answers_of_the_wrong_type(wrong, message):
     with pytest.raises(TypeError, match=message):
         check.time_to_target(wrong)
+
+
+# --- gradients paid per effective draw (MCLMC against NUTS in lockstep) ---------------
+
+def _per_draw(steps, ess, per_step):
+    steps = np.asarray(steps)
+    return steps.shape[0] * steps.max(axis=0).sum() * per_step / ess
+
+
+def test_gradients_per_draw_accepts_the_solution_in_numpy_and_jnp(capsys):
+    check.gradients_per_draw(_per_draw)
+    check.gradients_per_draw(lambda s, e, g: jnp.float32(jnp.asarray(s).shape[0] * jnp.max(jnp.asarray(s), axis=0).sum()
+                                                         * g / e))
+    assert capsys.readouterr().out.count("gradients per effective draw: correct") == 2
+
+
+def test_gradients_per_draw_on_a_given_case():
+    """Two chains, draws of [1, 4] and [3, 2] steps: lockstep pays 2 * (3 + 4) = 14 steps, 28 gradients at two a
+    step, over 7 effective draws: 4."""
+    steps = np.array([[1, 4], [3, 2]])
+    check.gradients_per_draw(_per_draw, cases=[(steps, 7.0, 2)])
+    assert _per_draw(steps, 7.0, 2) == 4.0
+    with pytest.raises(AssertionError, match="steps the chains need"):
+        check.gradients_per_draw(lambda s, e, g: s.sum() * g / e, cases=[(steps, 7.0, 2)])
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda s, e, g: s.sum() * g / e, "steps the chains need, 43"),
+    (lambda s, e, g: s.max(axis=0).sum() * g / e, "counts the lockstep steps once"),
+    (lambda s, e, g: _per_draw(s, e, 1), "counts one gradient a step; each step takes 2"),
+    (lambda s, e, g: e / (s.shape[0] * s.max(axis=0).sum() * g), "the inverse"),
+    (lambda s, e, g: s.size * s.max() * g / e, "single longest trajectory"),
+    (lambda s, e, g: s.shape[1] * s.T.max(axis=0).sum() * g / e, "axes are swapped"),
+    (lambda s, e, g: s.shape[0] * np.median(s, axis=0).sum() * g / e, "the answer is wrong here"),
+    (lambda s, e, g: 1.0, "the answer is wrong here"),
+])
+def test_gradients_per_draw_rejects_plausible_wrong_answers(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        check.gradients_per_draw(wrong)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda s, e, g: None, r"returned None \(NoneType\); it should return one number"),
+    (lambda s, e, g: (_per_draw(s, e, g), e), r"\(tuple\); it should return one number"),
+    (lambda s, e, g: {"per draw": _per_draw(s, e, g)}, r"\(dict\); it should return one number"),
+    (14.0, r"function itself.*\(got float\)"),
+])
+def test_gradients_per_draw_refuses_answers_of_the_wrong_type(wrong, message):
+    with pytest.raises(TypeError, match=message):
+        check.gradients_per_draw(wrong)
+
+
+def test_gradients_per_draw_names_the_learners_own_exception():
+    def broken(steps, ess, per_step):
+        raise ValueError("no steps")
+
+    with pytest.raises(AssertionError, match="ValueError: no steps"):
+        check.gradients_per_draw(broken)

@@ -29,6 +29,7 @@ def report(tmp_path: Path) -> Path:
 def test_each_failure_is_one_line_with_its_message_and_the_slowest_are_named(report: Path):
     lines = test_report.summary([("first", report)])
     assert lines[0].startswith("first: 4 tests, 2 not passed; slowest: test_build 120 s, chains_that_never_wait.md 48 s")
+    assert test_report._short("chapters.other_parallelism.tempered_smc.md::Cell 9") == "tempered_smc Cell 9"
     assert lines[1] == "not passed (2):"
     assert lines[2] == ("  first: chapters.parallel_chains.chains_that_never_wait.md::chains_that_never_wait.md: "
                         "failed: AssertionError: 64 chains: the state machine is slower than lockstep (0.81x)")

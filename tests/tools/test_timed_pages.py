@@ -29,7 +29,9 @@ def test_every_page_that_calls_the_judge_is_found():
 def test_a_printed_verdict_is_read_back():
     runs = {"serial": rate("serial", planted([1.0, 1.1], 0.95, "serial"), True),
             "two devices": rate("two devices", planted([0.5], 0.2, "two devices"), True)}
-    text = "noise before\n" + str(Verdict(runs, tries=3, cores=2, cores_got=1.93, strict=True)) + "\nafter"
+    earlier = (f"measurement 1: {runs['two devices']}", f"measurement 2: {runs['two devices']}")
+    verdict = Verdict(runs, tries=3, cores=2, cores_got=1.93, strict=True, retried_for=earlier)
+    text = "noise before\n" + str(verdict) + "\nafter"
     (found,) = tp.verdicts_in(text)
     assert found["tries"] == 3 and found["runs"] == 2 and found["cores_got"] == 1.93 and found["cores"] == 2
     assert [r["run"] for r in found["rows"]] == ["serial", "two devices"]
@@ -40,6 +42,7 @@ def test_a_printed_verdict_is_read_back():
     assert found["rows"][0]["measured_s"] == pytest.approx(serial.measured.median, rel=1e-3)
     assert found["rows"][0]["predicted_s"] == pytest.approx(serial.predicted, rel=1e-3)
     assert found["rows"][0]["spread"] == pytest.approx(round(serial.spread, 2))
+    assert found["retried_for"] == list(earlier)  # the earlier failures are not read as runs
     assert tp.verdicts_in("no verdict here") == []
 
 

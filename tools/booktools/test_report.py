@@ -68,6 +68,14 @@ def read(path: Path) -> list[Case]:
     return cases
 
 
+def _short(name: str) -> str:
+    """A test's name without its module; a notebook cell's (``chapters.part.page.md::Cell 9``) with its page."""
+    module, _, test = name.rpartition("::")
+    if test.startswith("Cell ") and module.endswith(".md"):
+        return f"{module[:-3].rsplit('.', 1)[-1]} {test}"
+    return test
+
+
 def summary(reports: Sequence[tuple[str, Path]], slowest: int = 3, most_problems: int = 12) -> list[str]:
     """The summary's lines: per run, its counts and slowest tests, then every failure (at most most_problems)."""
     lines, problems = [], []
@@ -82,7 +90,7 @@ def summary(reports: Sequence[tuple[str, Path]], slowest: int = 3, most_problems
             continue
         bad = [case for case in cases if case.problem]
         top = sorted(cases, key=lambda case: case.seconds, reverse=True)[:slowest]
-        slow = ", ".join(f"{case.name.rsplit('::', 1)[-1]} {case.seconds:.0f} s" for case in top)
+        slow = ", ".join(f"{_short(case.name)} {case.seconds:.0f} s" for case in top)
         lines.append(f"{run}: {len(cases)} tests, {len(bad)} not passed; slowest: {slow}")
         problems += [f"  {run}: {case.name}: {case.problem}" for case in bad]
     if problems:

@@ -65,15 +65,23 @@ def timed_pages(root: Path = ROOT) -> list[Path]:
     return [p for p in myst_notebooks(root / "chapters") if "judge(" in p.read_text() or "Experiment(" in p.read_text()]
 
 
+#: How a verdict's text starts the line of a failure that made the judge measure again (Verdict.retried_for).
+AGAIN = "measured again after "
+
+
 def verdicts_in(text: str) -> list[dict]:
-    """The verdicts printed in ``text`` (``print(verdict)`` in a page): tries, cores got, and each run's line
-    (its measured median and predicted time in seconds, the spread of its repeats, the ratios, its status)."""
+    """The verdicts printed in ``text`` (``print(verdict)`` in a page): tries, cores got, each run's line
+    (its measured median and predicted time in seconds, the spread of its repeats, the ratios, its status), and
+    ``retried_for``, the failures that made the judge measure again, where there were any."""
     found: list[dict] = []
     for line in text.splitlines():
         head = HEAD.search(line)
         if head:
             found.append({"runs": int(head[1]), "tries": int(head[2]), "cores_got": float(head[3]),
                           "cores": int(head[4]), "rows": []})
+            continue
+        if line.strip().startswith(AGAIN) and found:  # a failure of an earlier measurement, not one of the runs
+            found[-1].setdefault("retried_for", []).append(line.strip()[len(AGAIN):])
             continue
         row = RUN.match(line.strip())
         if row and found:

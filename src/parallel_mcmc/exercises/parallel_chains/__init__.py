@@ -12,4 +12,5 @@ __all__, __getattr__, __dir__ = surface(__name__, {
     "ex_chains_grouped_efficiency": ["grouped_efficiency"],
     "ex_chains_time_to_target": ["time_to_target"],
     "ex_chains_costliest_chain": ["costliest_chain"],
+    "ex_mclmc_gradients_per_draw": ["gradients_per_draw"],
 })
