@@ -72,11 +72,18 @@ def test_the_ideal_is_predicted_over_predicted_and_the_speedup_median_over_media
     assert c.outcome == "faster"
 
 
-def test_a_speedup_within_the_spread_is_a_tie_and_flips_outside_it():
-    base = run([1.00, 1.05], 1.0)  # spread 4.9%
-    assert Comparison(base, run([1.00, 1.05], 1.0)).outcome == "tie"
-    assert Comparison(base, run([0.90, 0.92], 0.9)).outcome == "faster"  # 1.025/0.91 = 1.126 > 1 + 7%
-    assert Comparison(base, run([1.20, 1.22], 1.2)).outcome == "slower"
+def test_a_speedup_is_decided_on_the_log_scale_by_its_interval_never_called_a_tie():
+    base = run([1.00, 1.05, 1.02, 1.04, 1.01], 1.0)
+    same = Comparison(base, run([1.01, 1.04, 1.00, 1.05, 1.02], 1.0))
+    assert same.interval.low < 1 < same.interval.high and same.outcome == "cannot tell"
+    faster = Comparison(base, run([0.90, 0.92, 0.91, 0.93, 0.90], 0.9))
+    assert faster.interval.low > 1 and faster.outcome == "faster"
+    slower = Comparison(base, run([1.20, 1.22, 1.21, 1.25, 1.19], 1.2))
+    assert slower.interval.high < 1 and slower.outcome == "slower"
+    # a ratio far from 1 is decided, however wide the spread of the two runs (0.23x is no tie)
+    far = Comparison(base, run([4.0, 4.6, 4.3, 4.9, 4.4], 4.0))
+    assert far.measured == pytest.approx(1.02 / 4.4) and far.outcome == "slower"
+    assert "(0.2" in str(far) and str(far).endswith(": slower")
 
 
 # --- the judge: re-measuring, the cores, strict and report modes -------------------------

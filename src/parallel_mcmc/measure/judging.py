@@ -53,14 +53,15 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from parallel_mcmc._validate import whole_number
+from parallel_mcmc.measure.compare import Interval, decide, speedup_interval
 from parallel_mcmc.measure.cores import cores_available
 from parallel_mcmc.measure.prediction import Prediction
 from parallel_mcmc.measure.rules import Rules, RULES, RunVerdict, rate
 
 __all__ = ["STRICT_ENV", "VERDICT_LOG_ENV", "OUTCOMES", "Comparison", "Verdict", "strict", "judge", "record_verdict"]
 
-#: How a measured speedup compares with 1 (:attr:`Comparison.outcome`).
-OUTCOMES = ("faster", "tie", "slower")
+#: How a measured speedup compares with 1 (:attr:`Comparison.outcome`, :func:`parallel_mcmc.measure.decide`).
+OUTCOMES = ("faster", "cannot tell", "slower")
 
 #: ``make test`` sets this to ``strict``: a timing failure that persists after re-measuring then raises.
 STRICT_ENV = "PARALLEL_MCMC_TIMING"
@@ -99,15 +100,21 @@ class Comparison:
         return self.baseline.spread + self.candidate.spread
 
     @property
+    def interval(self) -> Interval:
+        """The measured speedup with its interval, on the log scale (:func:`parallel_mcmc.measure.speedup_interval`;
+        resampled by rounds where the two runs have as many repeats, the judge's runs sharing their rounds)."""
+        base, cand = self.baseline.measured.times, self.candidate.measured.times
+        return speedup_interval(base, cand, paired=len(base) == len(cand))
+
+    @property
     def outcome(self) -> str:
-        """``"faster"``, ``"slower"``, or ``"tie"`` when the difference from 1 is within the spread."""
-        if abs(self.measured - 1) <= self.spread:
-            return "tie"
-        return "faster" if self.measured > 1 else "slower"
+        """``"faster"``, ``"slower"``, or ``"cannot tell"`` only when the interval holds 1 (:func:`decide`)."""
+        return decide(self.interval)
 
     def __str__(self) -> str:
+        i = self.interval
         return (f"{self.candidate.measured.label} vs {self.baseline.measured.label}: {self.measured:.2f}x measured "
-                f"(spread {self.spread:.0%}), {self.ideal:.2f}x ideal (the model's ratio): {self.outcome}")
+                f"({i.low:.2f}x to {i.high:.2f}x), {self.ideal:.2f}x ideal (the model's ratio): {self.outcome}")
 
     def _repr_pretty_(self, printer, cycle) -> None:
         printer.text(str(self))
