@@ -119,7 +119,7 @@ def test_a_failure_is_measured_again_and_a_passing_try_ends_it(cores, monkeypatc
     assert "after 2 measurements" in verdict.summary()
     # what made the judge measure again stays on record, in the verdict's text too
     assert verdict.retried_for == (f"measurement 1: {judge(lambda: bad, cores=2).runs['a']}",)
-    assert str(verdict).splitlines()[-1] == f"measured again after {verdict.retried_for[0]}"
+    assert str(verdict).splitlines()[-1] == judge_module.RETRIED + verdict.retried_for[0]
     assert "far slower  FAILS" in verdict.retried_for[0]
 
 

@@ -28,7 +28,7 @@ from nbclient.exceptions import CellExecutionError
 from rich.console import Console
 from rich.table import Table
 
-from parallel_mcmc.measure import STRICT_ENV
+from parallel_mcmc.measure import RETRIED, STRICT_ENV
 
 from .busy import spin
 from .notebooks import myst_notebooks, read
@@ -65,10 +65,6 @@ def timed_pages(root: Path = ROOT) -> list[Path]:
     return [p for p in myst_notebooks(root / "chapters") if "judge(" in p.read_text() or "Experiment(" in p.read_text()]
 
 
-#: How a verdict's text starts the line of a failure that made the judge measure again (Verdict.retried_for).
-AGAIN = "measured again after "
-
-
 def verdicts_in(text: str) -> list[dict]:
     """The verdicts printed in ``text`` (``print(verdict)`` in a page): tries, cores got, each run's line
     (its measured median and predicted time in seconds, the spread of its repeats, the ratios, its status), and
@@ -80,8 +76,8 @@ def verdicts_in(text: str) -> list[dict]:
             found.append({"runs": int(head[1]), "tries": int(head[2]), "cores_got": float(head[3]),
                           "cores": int(head[4]), "rows": []})
             continue
-        if line.strip().startswith(AGAIN) and found:  # a failure of an earlier measurement, not one of the runs
-            found[-1].setdefault("retried_for", []).append(line.strip()[len(AGAIN):])
+        if line.strip().startswith(RETRIED) and found:  # a failure of an earlier measurement, not one of the runs
+            found[-1].setdefault("retried_for", []).append(line.strip()[len(RETRIED):])
             continue
         row = RUN.match(line.strip())
         if row and found:

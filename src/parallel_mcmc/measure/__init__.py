@@ -25,7 +25,7 @@ __all__, __getattr__, __dir__ = surface(__name__, {
                 "crossover_text", "cap_sentence"],
     "experiment": ["Experiment", "Measured", "Result", "measure"],
     "rules": ["STATUSES", "READINGS", "Rules", "RULES", "RunVerdict", "rate"],
-    "judging": ["STRICT_ENV", "VERDICT_LOG_ENV", "OUTCOMES", "Comparison", "Verdict", "strict", "judge",
+    "judging": ["STRICT_ENV", "VERDICT_LOG_ENV", "OUTCOMES", "RETRIED", "Comparison", "Verdict", "strict", "judge",
                 "record_verdict"],
     "gpu_runs": ["GpuFigures", "gpu_figures", "on_one_gpu"],
     "plots": ["plot_speedups", "plot_scaling", "plot_times_vs_ideal", "plot_sweep", "plot_steps_per_draw"],

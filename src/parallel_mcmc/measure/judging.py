@@ -58,10 +58,14 @@ from parallel_mcmc.measure.cores import cores_available
 from parallel_mcmc.measure.prediction import Prediction
 from parallel_mcmc.measure.rules import Rules, RULES, RunVerdict, rate
 
-__all__ = ["STRICT_ENV", "VERDICT_LOG_ENV", "OUTCOMES", "Comparison", "Verdict", "strict", "judge", "record_verdict"]
+__all__ = ["STRICT_ENV", "VERDICT_LOG_ENV", "OUTCOMES", "RETRIED", "Comparison", "Verdict", "strict", "judge",
+           "record_verdict"]
 
 #: How a measured speedup compares with 1 (:attr:`Comparison.outcome`, :func:`parallel_mcmc.measure.decide`).
 OUTCOMES = ("faster", "cannot tell", "slower")
+
+#: How a verdict's text starts each line of :attr:`Verdict.retried_for` (what failed before it measured again).
+RETRIED = "measured again after "
 
 #: ``make test`` sets this to ``strict``: a timing failure that persists after re-measuring then raises.
 STRICT_ENV = "PARALLEL_MCMC_TIMING"
@@ -93,11 +97,6 @@ class Comparison:
     @property
     def ideal(self) -> float:
         return self.baseline.predicted / self.candidate.predicted
-
-    @property
-    def spread(self) -> float:
-        """The relative uncertainty of the measured speedup, the two runs' relative spreads added."""
-        return self.baseline.spread + self.candidate.spread
 
     @property
     def interval(self) -> Interval:
@@ -298,7 +297,7 @@ class Verdict:
         head = (f"{len(self.runs)} runs, {self.tries} measurement(s); this process got {self.cores_got:.2f} of "
                 f"{self.cores} cores" + ("" if self.cores_free else " (disturbed: lower bounds not checked)")
                 + (f"\nupper bound only: {self.upper_bound_only}" if self.upper_bound_only else ""))
-        again = [f"measured again after {line}" for line in self.retried_for]
+        again = [RETRIED + line for line in self.retried_for]
         return "\n".join([head, *(str(run) for run in self.runs.values()), *again])
 
     def _repr_pretty_(self, printer, cycle) -> None:

@@ -21,7 +21,6 @@ alike. Two pools turn the ranks into something with a ``map`` method:
 from __future__ import annotations
 
 import math
-
 import os
 import shutil
 import sys
