@@ -29,12 +29,15 @@ def break_even_chains(evaluations: np.ndarray, cost_ratio: float) -> int | None:
 
 
 def _unseen(rng: np.random.Generator) -> dict:
+    """Three cases that break even within a few thousand chains, and one, at a random place, that never does."""
     cases = []
-    while len(cases) < 4:
+    while len(cases) < 3:
         evaluations = 1 + rng.geometric(1 / float(rng.uniform(1.5, 6)), size=int(rng.integers(8, 40)))
-        ratio = float(rng.uniform(0.8, 1.2 * evaluations.max() / evaluations.mean()))
-        if ratio * evaluations.mean() < 0.9 * evaluations.max() or ratio * evaluations.mean() >= evaluations.max():
-            cases.append((evaluations, ratio))  # a break-even within a few thousand chains, or none
+        ratio = float(rng.uniform(0.8, 0.9 * evaluations.max() / evaluations.mean()))
+        cases.append((evaluations, ratio))
+    evaluations = 1 + rng.geometric(0.3, size=int(rng.integers(8, 40)))
+    never = (evaluations, float(rng.uniform(1.0, 1.5) * evaluations.max() / evaluations.mean()))
+    cases.insert(int(rng.integers(0, 4)), never)
     return {"cases": cases}
 
 
