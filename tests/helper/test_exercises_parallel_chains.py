@@ -13,6 +13,7 @@ from jax.sharding import PartitionSpec as P
 from parallel_mcmc import sample as ch
 from parallel_mcmc.exercises import parallel_chains as check
 from parallel_mcmc.models import normal
+from parallel_mcmc.measure import expected_lockstep_steps
 from parallel_mcmc.measure.timing import Timing
 
 # --- the chain the others wait for --------------------------------------------------
@@ -496,3 +497,78 @@ def test_gradients_per_draw_names_the_learners_own_exception():
 
     with pytest.raises(AssertionError, match="ValueError: no steps"):
         check.gradients_per_draw(broken)
+
+
+# --- the break-even chain count of a state machine (elliptical slice sampling) ---------
+
+def _break_even(evaluations, ratio):
+    evaluations = np.asarray(evaluations)
+    if ratio * evaluations.mean() >= evaluations.max():
+        return None
+    c = 1
+    while expected_lockstep_steps(evaluations, c) <= ratio * evaluations.mean():
+        c += 1
+    return c
+
+
+def _expected_max_left(evaluations, c):  # F(k) read as P(X < k)
+    levels = np.arange(evaluations.max() + 1)
+    return np.sum(1 - (np.searchsorted(np.sort(evaluations), levels, side="left") / evaluations.size) ** c)
+
+
+def test_break_even_chains_accepts_the_solution_by_hand_and_through_the_helper(capsys):
+    def by_hand(evaluations, ratio):  # E[max of C] = sum over k of 1 - F(k)^C, searched upwards
+        e = np.sort(np.asarray(evaluations))
+        if ratio * e.mean() >= e[-1]:
+            return None
+        f = np.searchsorted(e, np.arange(e[-1] + 1), side="right") / e.size
+        return next(c for c in range(1, 10**6) if np.sum(1 - f ** c) > ratio * e.mean())
+
+    check.break_even_chains(_break_even)
+    check.break_even_chains(by_hand)
+    check.break_even_chains(lambda e, r: None if _break_even(e, r) is None else np.int64(_break_even(e, r)))
+    assert capsys.readouterr().out.count("break-even chain count: correct") == 3
+
+
+def test_break_even_chains_on_a_given_case():
+    """Draws of 1, 1, 1 and 3 evaluations, a mean of 1.5: with one chain lockstep pays 1.5 a draw, with two
+    1 + 2 (1 - 0.75^2) = 1.875. At 1.2 times the cost the state machine pays 1.8: two chains break even."""
+    evaluations = np.array([1, 1, 1, 3])
+    check.break_even_chains(_break_even, cases=[(evaluations, 1.2)])
+    assert _break_even(evaluations, 1.2) == 2 and _break_even(evaluations, 2.5) is None
+    with pytest.raises(AssertionError, match="does not yet pay"):
+        check.break_even_chains(lambda e, r: 1, cases=[(evaluations, 1.2)])
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda e, r: None if _break_even(e, r) is None else _break_even(e, r) - 1, "does not yet pay. Return the fewest"),
+    (lambda e, r: next(c for c in range(1, 10**4) if expected_lockstep_steps(e, c) > r) if r < e.max() else None,
+     r"compares lockstep's evaluations per draw with 1.6 itself"),
+    (lambda e, r: _break_even(e, r) or 4096, "never pays here"),
+    (lambda e, r: None, "returned None, but lockstep's expected maximum passes"),
+    (lambda e, r: next(c for c in range(1, 10**4) if _expected_max_left(e, c) > r * e.mean())
+     if r * e.mean() < e.max() else None, r"reads F\(k\) as P\(X < k\)"),
+    (lambda e, r: None if _break_even(e, r) is None else _break_even(e, r) + 3, "the answer is wrong here: expected 6"),
+])
+def test_break_even_chains_rejects_plausible_wrong_answers(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        check.break_even_chains(wrong)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda e, r: float(_break_even(e, r) or 0) + 0.5, r"\(float\); it should return a whole number of chains"),
+    (lambda e, r: True, r"\(bool\); it should return a whole number"),
+    (lambda e, r: [_break_even(e, r)], r"\(list\); it should return a whole number"),
+    (6, r"function itself.*\(got int\)"),
+])
+def test_break_even_chains_refuses_answers_of_the_wrong_type(wrong, message):
+    with pytest.raises(TypeError, match=message):
+        check.break_even_chains(wrong)
+
+
+def test_break_even_chains_names_the_learners_own_exception():
+    def broken(evaluations, ratio):
+        raise ZeroDivisionError("no chains")
+
+    with pytest.raises(AssertionError, match="ZeroDivisionError: no chains"):
+        check.break_even_chains(broken)

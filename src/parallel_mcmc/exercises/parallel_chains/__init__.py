@@ -13,4 +13,5 @@ __all__, __getattr__, __dir__ = surface(__name__, {
     "ex_chains_time_to_target": ["time_to_target"],
     "ex_chains_costliest_chain": ["costliest_chain"],
     "ex_mclmc_gradients_per_draw": ["gradients_per_draw"],
+    "ex_slice_break_even": ["break_even_chains"],
 })

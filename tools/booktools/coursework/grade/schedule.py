@@ -18,7 +18,7 @@ GRADING_SECONDS = {
     "multi_process_jax": 20, "more_chains_than_devices": 18, "chains_that_never_wait": 15, "devices": 15,
     "process_pools": 14, "data_parallel_training": 12, "many_short_chains": 12, "consensus_monte_carlo": 10,
     "cost_model": 8, "one_chain_sharded_data": 8, "parallel_tempering": 8, "dask": 6, "tempered_smc": 6,
-    "time_to_target": 6, "choosing_a_way": 5, "manual_parallelism": 5, "profiling": 5,
+    "time_to_target": 6, "choosing_a_way": 5, "elliptical_slice": 5, "manual_parallelism": 5, "profiling": 5,
     "shared_trajectory_length": 5, "the_jax_way": 5, "a_correct_runner": 4, "automatic_parallelism": 4, "mclmc": 4,
     "chain_methods": 4, "explicit_sharding": 4, "two_axes": 4, "vmap_pmap_shard_map": 4, "arrays_and_shardings": 3,
     "mpi": 3, "slurm_jobs": 3,
