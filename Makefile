@@ -60,12 +60,12 @@ course:
 # Timing verdicts are strict here (parallel_mcmc.measure): a failure that persists after re-measuring fails the
 # test; `make book` and a reader's kernel only report it.
 # Three runs (tests/conftest.py): the chapters (each within its 60 s alone; many time something) and the tests that
-# time the machine, one at a time; beside them from the start, the long tests marked `background`, one file at a
-# time at the lowest CPU priority (tools/low_priority.sh: an idle cgroup, else SCHED_IDLE, else nice 19), their
-# report printed when they end (_build/test-background.log), and at an ordinary priority once the chapters are done
-# (--release: nothing timed runs after them); then everything else, marked `parallel`, TEST_JOBS at a time
-# (pytest-xdist): a file's tests on one worker (its module fixtures made once), and files that share something on
-# the same one, in order (the site built from the chapters' runs; the SLURM tests).
+# time the machine, one at a time, on a machine left to them; then, side by side, the long tests marked `background`,
+# one file at a time (their report printed when they end, kept in _build/test-background.log), and everything else,
+# marked `parallel`, TEST_JOBS at a time (pytest-xdist): a file's tests on one worker (its module fixtures made once),
+# and files that share something on the same one, in order (the site built from the chapters' runs; the SLURM tests).
+# Nothing runs beside the chapters, not even at the lowest CPU priority: other work on both cores slowed one device's
+# run (XLA's threads) up to five times, even in an idle cgroup, and the site shows the chapters' timings.
 # Any run failing fails; a run that selects no test (exit 5) does not. The output ends with a summary
 # (booktools.test_report, from each run's JUnit report in _build/test-reports): every failure in one line.
 TEST_JOBS ?= 2
@@ -74,16 +74,15 @@ REPORTS := _build/test-reports
 test: $(STAMP) $(ASSETS)
 	@mkdir -p $(dir $(BACKGROUND_LOG)) $(REPORTS)
 	@rm -f $(REPORTS)/first.xml $(REPORTS)/parallel.xml $(REPORTS)/background.xml
-	@PARALLEL_MCMC_TIMING=strict tools/low_priority.sh $(PY) -m pytest $(PYTEST_ARGS) -m background \
-		--junitxml=$(REPORTS)/background.xml >$(BACKGROUND_LOG) 2>&1 & bg=$$!; trap 'kill $$bg 2>/dev/null' INT TERM; \
-	sleep 1; echo "the background run started (pid $$bg, $$(head -n 1 $(BACKGROUND_LOG))), its report goes to $(BACKGROUND_LOG)"; \
-	PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS) -m "not parallel and not background" \
+	@PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS) -m "not parallel and not background" \
 		--junitxml=$(REPORTS)/first.xml; one=$$?; \
-	tools/low_priority.sh --release $$bg; \
+	PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS) -m background \
+		--junitxml=$(REPORTS)/background.xml >$(BACKGROUND_LOG) 2>&1 & bg=$$!; trap 'kill $$bg 2>/dev/null' INT TERM; \
+	echo "the background run started (pid $$bg), its report goes to $(BACKGROUND_LOG)"; \
 	PARALLEL_MCMC_TIMING=strict $(PY) -m pytest $(PYTEST_ARGS) -m parallel -n $(TEST_JOBS) --dist loadfile \
 		--junitxml=$(REPORTS)/parallel.xml; two=$$?; \
 	wait $$bg; three=$$?; echo "== the background run (-m background, $(BACKGROUND_LOG)):"; cat $(BACKGROUND_LOG); \
-	echo "== summary (the background run: $$(head -n 1 $(BACKGROUND_LOG)))"; \
+	echo "== summary"; \
 	$(PY) -m booktools.test_report first=$(REPORTS)/first.xml parallel=$(REPORTS)/parallel.xml \
 		background=$(REPORTS)/background.xml; \
 	echo "exit statuses: first run $$one, parallel run $$two, background run $$three"; \

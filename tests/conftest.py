@@ -10,11 +10,11 @@ in-process tests see 8 CPU devices, set here before any test touches JAX;
 a test that needs another count runs Python in a subprocess (``run_python``).
 
 ``make test`` runs the tests in three parts. First the chapters (each must run in under 60 s on its own, and many
-time something) and the tests that time the machine, one at a time. Beside them, from the start, the long tests
-that neither time anything nor read what the chapters write, marked ``background`` here (:data:`BACKGROUND`),
-one file at a time at the lowest CPU priority (``tools/low_priority.sh``: an idle cgroup, else ``SCHED_IDLE``; they
-get only the cycles the chapters leave idle, so the chapters' timings see a quiet machine). Then everything else, marked ``parallel`` here, two at a time
-(pytest-xdist, ``--dist loadfile``): each file goes whole to one worker, and the files that share something go
+time something) and the tests that time the machine, one at a time, with nothing beside them: other work on both
+cores, even at the lowest CPU priority (an idle cgroup), slowed one device's multi-threaded XLA run up to five times.
+Then, side by side: the long tests that neither time anything nor read what the chapters write, marked
+``background`` here (:data:`BACKGROUND`), one file at a time; and everything else, marked ``parallel`` here, two at a
+time (pytest-xdist, ``--dist loadfile``): each file goes whole to one worker, and the files that share something go
 together, in order (:data:`GROUPS`, :func:`pytest_xdist_make_scheduler`).
 """
 
@@ -55,7 +55,7 @@ TIMES_THE_MACHINE = {"test_calibrate.py", "test_cores.py", "test_experiment.py",
 GROUPS = {"site": ["test_hidden_outputs.py", "test_sharding_pictures.py", "test_site.py", "test_site_trace.py"],
           "slurm": ["test_slurm_jobs.py", "test_dask_slurm.py"]}
 
-# Long tests that run beside the chapters at the lowest CPU priority (the docstring): they time nothing that is
+# Long tests that run beside the parallel run, after the chapters (the docstring): they time nothing that is
 # judged (the benchmark's smoke size checks its table, not its verdicts), have generous time limits (a starved
 # minute costs nothing), and read nothing the chapters write (the execution cache is the site group's).
 BACKGROUND = {"test_grade_book.py", "test_bench.py", "test_gpu_run.py", "test_published_notebooks.py",
